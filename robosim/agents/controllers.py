@@ -1,0 +1,124 @@
+"""Batched PD controllers: map a normalized action (N, A) to joint drive targets (N, dof).
+
+Every controller works on whole batches; the only per-env work is writing the targets
+into PhysX (see `sim.views.ArticulationView.set_drive_targets`). Frames: end-effector
+deltas are expressed in the robot base frame (axes of the env frame for an unrotated
+base). Units: m, rad.
+"""
+from __future__ import annotations
+
+import torch
+
+from robosim.agents.kinematics import SerialChain, axis_angle_matrix, matmul3, rotation_log
+
+CONTROL_MODES = ("pd_joint_pos", "pd_joint_delta_pos", "pd_ee_delta_pos", "pd_ee_delta_pose")
+
+
+def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float = 0.05) -> torch.Tensor:
+    """Joint step (B, dof) that best moves the tip by `error` (B, k) given jac (B, k, dof)."""
+    jjt = jac @ jac.transpose(-1, -2)
+    eye = torch.eye(jac.shape[-2], dtype=jac.dtype).expand_as(jjt)
+    return (jac.transpose(-1, -2) @ torch.linalg.solve(jjt + damping**2 * eye, error.unsqueeze(-1))).squeeze(-1)
+
+
+class ArmController:
+    """Base class: `targets(action, qpos)` returns arm joint targets (N, arm_dof)."""
+
+    action_dim: int
+
+    def __init__(self, qlimits: torch.Tensor):
+        self.qlimits = qlimits  # (arm_dof, 2)
+
+    def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        ones = torch.ones(self.action_dim)
+        return -ones, ones
+
+    def targets(self, action: torch.Tensor, qpos: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _clamp(self, q: torch.Tensor) -> torch.Tensor:
+        return torch.maximum(torch.minimum(q, self.qlimits[:, 1]), self.qlimits[:, 0])
+
+
+class JointPosController(ArmController):
+    """Absolute joint targets in rad; the action space is the joint limit box."""
+
+    def __init__(self, qlimits: torch.Tensor):
+        super().__init__(qlimits)
+        self.action_dim = qlimits.shape[0]
+
+    def action_bounds(self):
+        return self.qlimits[:, 0].clone(), self.qlimits[:, 1].clone()
+
+    def targets(self, action, qpos):
+        return self._clamp(action)
+
+
+class JointDeltaPosController(ArmController):
+    """Action in [-1, 1] per joint -> target = current qpos + action * max_delta (rad)."""
+
+    def __init__(self, qlimits: torch.Tensor, max_delta: float = 0.1):
+        super().__init__(qlimits)
+        self.action_dim = qlimits.shape[0]
+        self.max_delta = max_delta
+
+    def targets(self, action, qpos):
+        return self._clamp(qpos + action * self.max_delta)
+
+
+class EEDeltaController(ArmController):
+    """End-effector delta control with one damped-least-squares IK step per control step.
+
+    `rotation=False`: action (N, 3) in [-1, 1] -> tcp translation of up to `max_pos` m.
+    `rotation=True`: action (N, 6): translation, then an axis-angle rotation of up to
+    `max_rot` rad per axis, applied about the tcp, both in the robot base frame."""
+
+    def __init__(self, qlimits: torch.Tensor, chain: SerialChain, rotation: bool,
+                 max_pos: float = 0.1, max_rot: float = 0.1):
+        super().__init__(qlimits)
+        self.chain = chain
+        self.rotation = rotation
+        self.action_dim = 6 if rotation else 3
+        self.max_pos, self.max_rot = max_pos, max_rot
+
+    def targets(self, action, qpos):
+        jac, _, rot = self.chain.jacobian(qpos.double())
+        action = action.double()
+        delta_pos = action[:, :3] * self.max_pos
+        if self.rotation:
+            rotvec = action[:, 3:6] * self.max_rot
+            angle = rotvec.norm(dim=-1)
+            axis = rotvec / angle.clamp(min=1e-9).unsqueeze(-1)
+            delta_rot = axis_angle_matrix(axis, angle)
+            target_rot = matmul3(delta_rot, rot)
+            rot_err = rotation_log(matmul3(target_rot, rot.transpose(-1, -2)))
+            step = damped_least_squares(jac, torch.cat([delta_pos, rot_err], dim=-1))
+        else:
+            step = damped_least_squares(jac[:, :3], delta_pos)
+        return self._clamp(qpos + step.float())
+
+
+class GripperController:
+    """One action in [-1, 1] -> both finger targets in [closed, open] m (-1 closes)."""
+
+    action_dim = 1
+
+    def __init__(self, closed: float = -0.01, open_: float = 0.04, num_fingers: int = 2):
+        self.closed, self.open, self.num_fingers = closed, open_, num_fingers
+
+    def targets(self, action: torch.Tensor) -> torch.Tensor:
+        width = self.closed + (action[:, :1] + 1) * 0.5 * (self.open - self.closed)
+        return width.expand(-1, self.num_fingers)
+
+
+def make_arm_controller(control_mode: str, qlimits: torch.Tensor, chain: SerialChain) -> ArmController:
+    """Build the arm part of `control_mode` (one of CONTROL_MODES)."""
+    if control_mode == "pd_joint_pos":
+        return JointPosController(qlimits)
+    if control_mode == "pd_joint_delta_pos":
+        return JointDeltaPosController(qlimits)
+    if control_mode == "pd_ee_delta_pos":
+        return EEDeltaController(qlimits, chain, rotation=False)
+    if control_mode == "pd_ee_delta_pose":
+        return EEDeltaController(qlimits, chain, rotation=True)
+    raise ValueError(f"control_mode must be one of {CONTROL_MODES}, got {control_mode!r}")

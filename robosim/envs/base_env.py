@@ -1,0 +1,221 @@
+"""BaseEnv: a batched gymnasium.Env over N parallel envs of one task.
+
+Step pipeline (ManiSkill3's BaseEnv.step contract, seed 000):
+  action -> clip -> controller -> sim_freq / control_freq physics substeps
+  -> elapsed_steps += 1 -> info = task.evaluate() -> obs -> reward
+  -> terminated = success | fail, truncated = elapsed_steps >= max_episode_steps
+Every returned tensor has leading dim N = num_envs and lives on `env.device`. The env
+never resets itself: vector wrappers (robosim.vector) add autoreset.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from robosim.agents import CONTROL_MODES, Panda
+from robosim.envs import checks
+from robosim.envs.observations import OBS_MODES, ObservationBuilder
+from robosim.envs.task import Task
+from robosim.randomization import EnvRandomStreams
+from robosim.sensors.camera import HumanCamera
+from robosim.sim import SIM_BACKENDS, create_sim_scene
+
+REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
+RENDER_MODES = ("rgb_array",)
+
+
+class BaseEnv(gym.Env):
+    """N envs of one Task, stepped together. See the module docstring for the pipeline."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 20}
+
+    def __init__(
+        self,
+        task: type[Task],
+        num_envs: int = 1,
+        obs_mode: str = "state",
+        control_mode: str | None = None,
+        reward_mode: str = "dense",
+        sim_backend: str = "physx_cpu",
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
+        reconfiguration_freq: int = 0,
+        render_size: tuple[int, int] = (256, 256),
+    ):
+        if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        self.obs_mode = checks.check_choice("obs_mode", obs_mode, OBS_MODES)
+        self.reward_mode = checks.check_choice("reward_mode", reward_mode, REWARD_MODES)
+        control_mode = task.default_control_mode if control_mode is None else control_mode
+        self.control_mode = checks.check_choice("control_mode", control_mode, CONTROL_MODES)
+        checks.check_choice("sim_backend", sim_backend, SIM_BACKENDS)
+        if render_mode is not None:
+            checks.check_choice("render_mode", render_mode, RENDER_MODES)
+        if max_episode_steps is not None and (not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
+        if not isinstance(reconfiguration_freq, (int, np.integer)) or reconfiguration_freq < 0:
+            raise ValueError(f"reconfiguration_freq must be an int >= 0, got {reconfiguration_freq!r}")
+
+        self.num_envs = int(num_envs)
+        self.sim_backend = sim_backend
+        self.render_mode = render_mode
+        self.render_size = render_size
+        self.reconfiguration_freq = int(reconfiguration_freq)
+        self.task = task(self)
+        self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
+        self.substeps = task.sim_freq // task.control_freq
+        self._rng = EnvRandomStreams(self.num_envs)
+        self._saved_states: dict[int, torch.Tensor] = {}
+        self._next_state_id = 0
+        self._full_resets = 0
+        self.sim = None
+        self._build()
+        self.device = self.sim.device
+        self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        self._obs = ObservationBuilder(self)
+
+        low, high = self.robot.action_low.numpy(), self.robot.action_high.numpy()
+        self.single_action_space = gym.spaces.Box(low, high, dtype=np.float32)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self.single_observation_space = self._obs.single_space()
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self._action_low = torch.as_tensor(low, device=self.device)
+        self._action_high = torch.as_tensor(high, device=self.device)
+
+    # -- construction ------------------------------------------------------------------
+    def _build(self) -> None:
+        """(Re)build the whole scene: ground, robot, task actors, cameras."""
+        if self.sim is not None:
+            self.sim.close()
+        self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq)
+        self.sim.add_ground()
+        self.robot = Panda(self.control_mode, self.task.robot_base_position)
+        self.robot.load(self.sim)
+        self.task.build_scene(self.sim, self._rng.next_build())
+        self.sim.finalize()
+        self.human_camera = HumanCamera(self.sim, *self.render_size) if self.render_mode else None
+
+    # -- reset -----------------------------------------------------------------------
+    def reset(self, *, seed: Any = None, options: dict | None = None):
+        """Reset all envs, or only options["env_idx"]; see DESIGN.md (Seeding).
+
+        options: env_idx (int indices), reconfigure (bool: rebuild the scene; full
+        reset only). Returns (obs, info) for all N envs."""
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = set(options) - {"env_idx", "reconfigure"}
+        if unknown:
+            raise ValueError(f"options keys must be among ['env_idx', 'reconfigure'], got {sorted(unknown)}")
+        partial = "env_idx" in options and options["env_idx"] is not None
+        if partial:
+            env_idx = checks.to_env_index("options['env_idx']", options["env_idx"], self.num_envs, torch.device("cpu"))
+        else:
+            env_idx = torch.arange(self.num_envs)
+        seeds = checks.to_seeds("seed", seed, env_idx)
+        reconfigure = bool(options.get("reconfigure", False))
+        if reconfigure and partial:
+            raise ValueError("options['reconfigure'] rebuilds every env; it cannot be combined with options['env_idx']")
+
+        idx_np = env_idx.numpy()
+        if seeds is not None:
+            self._rng.seed(seeds, idx_np)
+        if not partial:
+            if self.reconfiguration_freq and self._full_resets % self.reconfiguration_freq == 0 and self._full_resets:
+                reconfigure = True
+            self._full_resets += 1
+        if reconfigure:
+            self._build()
+        self.elapsed_steps[env_idx.to(self.device)] = 0
+        self.task.initialize_episode(env_idx.to(self.device), self._rng.next_episode(idx_np))
+        info = self._evaluate()
+        info["reconfigure"] = reconfigure
+        return self._obs.build(info), info
+
+    # -- step -------------------------------------------------------------------------
+    def step(self, action: Any):
+        """Advance every env by one control step. `action` (N, A) float, or None to
+        advance time without touching the drive targets."""
+        if action is not None:
+            action = checks.to_float_tensor("action", action, (self.num_envs, *self.single_action_space.shape), self.device)
+            action = torch.clamp(action, self._action_low, self._action_high)
+            self.robot.apply_action(action)
+        for _ in range(self.substeps):
+            self.sim.step()
+        self.elapsed_steps += 1
+        info = self._evaluate()
+        obs = self._obs.build(info)
+        reward = self._reward(info)
+        terminated = info["success"] | info["fail"]
+        truncated = self.elapsed_steps >= self.max_episode_steps
+        return obs, reward, terminated, truncated, info
+
+    def _evaluate(self) -> dict[str, Any]:
+        info = self.task.evaluate()
+        info["elapsed_steps"] = self.elapsed_steps.clone()
+        return info
+
+    def _reward(self, info: dict[str, Any]) -> torch.Tensor:
+        if self.reward_mode == "sparse":
+            return self.task.sparse_reward(info)
+        if self.reward_mode == "none":
+            return torch.zeros(self.num_envs, device=self.device)
+        dense = self.task.dense_reward(info)
+        return dense if self.reward_mode == "dense" else dense / self.task.max_dense_reward
+
+    def compute_reward(self, achieved_goal, desired_goal, info):
+        """Goal-conditioned tasks only: reward of arbitrary goal pairs (HER relabeling)."""
+        if not self.task.goal_conditioned:
+            raise AttributeError(f"{type(self.task).__name__} is not goal-conditioned")
+        return self.task.compute_reward(achieved_goal, desired_goal, info)
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def state_dim(self) -> int:
+        return self.sim.state_dim + self.task.get_task_state().shape[1]
+
+    def get_state(self) -> torch.Tensor:
+        """float32 (N, state_dim): physics state then task state, env frame."""
+        return torch.cat([self.sim.get_state(), self.task.get_task_state()], dim=1)
+
+    def set_state(self, state: Any, env_idx: Any = None) -> None:
+        """Write `state` (M, state_dim) into env_idx (all N envs when None)."""
+        idx = (torch.arange(self.num_envs) if env_idx is None
+               else checks.to_env_index("env_idx", env_idx, self.num_envs, torch.device("cpu")))
+        state = checks.to_float_tensor("state", state, (len(idx), self.state_dim), torch.device("cpu"))
+        physics = self.sim.state_dim
+        self.sim.set_state(state[:, :physics], idx)
+        self.task.set_task_state(state[:, physics:], idx)
+
+    def save_state(self) -> int:
+        """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym)."""
+        state_id = self._next_state_id
+        self._saved_states[state_id] = self.get_state().clone()
+        self._next_state_id += 1
+        return state_id
+
+    def restore_state(self, state_id: int) -> None:
+        if state_id not in self._saved_states:
+            raise ValueError(f"state_id must be an id returned by save_state, got {state_id!r}")
+        self.set_state(self._saved_states[state_id])
+
+    def remove_state(self, state_id: int) -> None:
+        if state_id not in self._saved_states:
+            raise ValueError(f"state_id must be an id returned by save_state, got {state_id!r}")
+        del self._saved_states[state_id]
+
+    # -- render / close ------------------------------------------------------------------
+    def render(self) -> torch.Tensor | None:
+        """uint8 (N, H, W, 3) frames of the human-view camera (render_mode="rgb_array")."""
+        if self.render_mode is None:
+            return None
+        return self.human_camera.capture()
+
+    def close(self) -> None:
+        """Release the scene; safe to call twice."""
+        if self.sim is not None:
+            self.sim.close()
+            self.sim = None

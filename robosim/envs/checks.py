@@ -1,0 +1,87 @@
+"""Argument validation shared by the env and vector layers.
+
+Every check raises ValueError/TypeError naming the argument, what was expected and
+what was given, before any state is touched, so the env stays usable afterwards."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """Convert a torch/numpy float array of exactly `shape` to float32 on device."""
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(value)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy array of shape {shape}, got {type(value).__name__}")
+    if not value.dtype.is_floating_point:
+        raise ValueError(f"{name} must have a floating dtype (float32 expected), got {value.dtype}")
+    if tuple(value.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(value.shape)}")
+    value = value.to(device=device, dtype=torch.float32)
+    if not torch.isfinite(value).all():
+        bad = (~torch.isfinite(value)).nonzero()[0].tolist()
+        raise ValueError(f"{name} must be finite, got NaN/inf at index {bad}")
+    return value
+
+
+def to_env_index(name: str, value: Any, num_envs: int, device: torch.device) -> torch.Tensor:
+    """Validate a set of env indices: 1-D ints in [0, num_envs), non-empty, no duplicates."""
+    if isinstance(value, (list, tuple, range)):
+        value = torch.as_tensor(list(value), dtype=torch.int64)
+    elif isinstance(value, np.ndarray):
+        value = torch.from_numpy(value)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a 1-D int tensor of env indices, got {type(value).__name__}")
+    if value.dtype == torch.bool or value.dtype.is_floating_point or value.dtype.is_complex:
+        raise ValueError(f"{name} must have an integer dtype, got {value.dtype}")
+    if value.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {tuple(value.shape)}")
+    if value.numel() == 0:
+        raise ValueError(f"{name} must name at least one env, got an empty index")
+    value = value.to(torch.int64).cpu()
+    if value.min() < 0 or value.max() >= num_envs:
+        raise ValueError(f"{name} entries must be in [0, {num_envs - 1}], got {value.tolist()}")
+    if value.unique().numel() != value.numel():
+        raise ValueError(f"{name} must not repeat an env, got {value.tolist()}")
+    return value.to(device)
+
+
+def to_bool_mask(name: str, value: Any, num_envs: int) -> torch.Tensor:
+    """Validate a (num_envs,) boolean mask and return it as a CPU bool tensor."""
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(value)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a bool tensor/array of shape ({num_envs},), got {type(value).__name__}")
+    if value.dtype != torch.bool:
+        raise ValueError(f"{name} must have dtype bool, got {value.dtype}")
+    if tuple(value.shape) != (num_envs,):
+        raise ValueError(f"{name} must have shape ({num_envs},), got {tuple(value.shape)}")
+    return value.cpu()
+
+
+def to_seeds(name: str, seed: Any, env_idx: torch.Tensor) -> list[int] | None:
+    """int -> seed + i for each env i in env_idx; list -> one seed per entry of env_idx."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, a list of ints or None, got {seed!r}")
+    if isinstance(seed, (int, np.integer)):
+        seeds = [int(seed) + int(i) for i in env_idx.tolist()]
+    elif isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
+        seeds = [int(s) for s in (seed.tolist() if hasattr(seed, "tolist") else seed)]
+        if len(seeds) != len(env_idx):
+            raise ValueError(f"{name} list must have one seed per env being reset ({len(env_idx)}), got {len(seeds)}")
+    else:
+        raise TypeError(f"{name} must be an int, a list of ints or None, got {type(seed).__name__}")
+    if min(seeds) < 0:
+        raise ValueError(f"{name} must be >= 0, got {seed!r}")
+    return seeds

@@ -1,0 +1,103 @@
+"""Task plugin base class.
+
+A task says what is in the scene, how an episode starts, what counts as success and
+what the reward is. BaseEnv owns the robot, the controller, stepping, seeding and
+spaces, and calls these hooks (named by when they run, as in dm_control's composer):
+
+  build_scene(sim, rng)             at construction and on every reconfigure
+  initialize_episode(env_idx, rng)  on reset, for the envs in env_idx only
+  evaluate()                        after every step and reset -> info dict
+  dense_reward(info)                after evaluate, when reward_mode is dense/normalized
+  task_observations(info)           extra obs entries (env frame)
+
+Only `evaluate` and `dense_reward` must be overridden. All tensors are batched over
+all N envs unless a hook receives env_idx; positions are in the env's own frame (m).
+Register a task with `@robosim.register_task("MyTask-v1")` or through the
+`robosim.tasks` entry point group.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from robosim.agents.panda import rest_qpos
+from robosim.randomization import BatchRandom
+from robosim.sim import SimScene
+
+if TYPE_CHECKING:
+    from robosim.envs.base_env import BaseEnv
+
+
+class Task:
+    """Base class of task plugins. Class attributes are the task's defaults."""
+
+    sim_freq: int = 100                 # physics substeps per second
+    control_freq: int = 20              # control steps per second
+    max_episode_steps: int = 50
+    default_control_mode: str = "pd_ee_delta_pose"
+    goal_conditioned: bool = False      # True: obs is {observation, achieved_goal, desired_goal}
+    robot_base_position = (-0.615, 0.0, 0.0)
+    max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward
+
+    def __init__(self, env: "BaseEnv"):
+        self.env = env
+
+    @property
+    def num_envs(self) -> int:
+        return self.env.num_envs
+
+    @property
+    def robot(self):
+        return self.env.robot
+
+    # -- hooks ------------------------------------------------------------------------
+    def build_scene(self, sim: SimScene, rng: BatchRandom) -> None:
+        """Add the task's actors to `sim` (one per env; `rng` draws per-env assets)."""
+
+    def initialize_episode(self, env_idx: torch.Tensor, rng: BatchRandom) -> None:
+        """Place robot and objects for the envs in env_idx (int64 (M,)); rng has M streams.
+
+        Default: robot at its rest pose with N(0, 0.02) rad noise on the arm joints."""
+        qpos = rest_qpos(len(env_idx))
+        qpos[:, :7] += rng.normal(0.0, 0.02, (7,))
+        self.robot.reset(qpos, env_idx)
+
+    def evaluate(self) -> dict[str, torch.Tensor]:
+        """Return at least "success" and "fail", bool (N,), plus any task metrics."""
+        raise NotImplementedError
+
+    def dense_reward(self, info: dict[str, torch.Tensor]) -> torch.Tensor:
+        """float32 (N,) shaped reward, between 0 and max_dense_reward."""
+        raise NotImplementedError
+
+    def sparse_reward(self, info: dict[str, torch.Tensor]) -> torch.Tensor:
+        """float32 (N,): 1 on success, 0 otherwise."""
+        return info["success"].float()
+
+    def task_observations(self, info: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Task-specific obs entries, each (N, k) float32 in the env frame."""
+        return {}
+
+    # -- state the physics does not hold (goal positions, ...) ---------------------------
+    def get_task_state(self) -> torch.Tensor:
+        """float32 (N, k) task variables needed to restore an episode exactly."""
+        return torch.zeros(self.num_envs, 0)
+
+    def set_task_state(self, state: torch.Tensor, env_idx: torch.Tensor) -> None:
+        """Inverse of get_task_state for the rows env_idx."""
+
+    # -- goal-conditioned tasks (panda-gym's GoalEnv shape) ------------------------------
+    def achieved_goal(self) -> torch.Tensor:
+        raise NotImplementedError
+
+    def desired_goal(self) -> torch.Tensor:
+        raise NotImplementedError
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+        """Reward for arbitrary (..., goal_dim) goals, for hindsight relabeling."""
+        raise NotImplementedError
+
+    def solution_policy(self) -> "Any":
+        """A scripted policy object with `__call__(env) -> action (N, A)` (optional)."""
+        raise NotImplementedError(f"{type(self).__name__} has no scripted solution")

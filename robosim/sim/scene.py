@@ -1,0 +1,147 @@
+"""SimScene: N parallel envs inside one PhysX system, with batched views.
+
+Backend `physx_cpu`: every env is its own `sapien.Scene` (so it keeps its own render
+world and cameras) and all of them share ONE `PhysxCpuSystem`, spaced apart on the grid
+of `layout.env_origins`. One `system.step()` advances every env.
+
+Why this layout (measured on the project's 2-core machine, Panda + cube, 100 Hz):
+  one sapien.Scene + PhysxCpuSystem per env ........ ~21k env-substeps/s
+  all envs in one shared PhysxCpuSystem (16 envs) ... ~110k env-substeps/s (robot
+      links without gravity, drives holding still; DESIGN.md quotes 45-52k with gravity)
+Stepping one system amortizes PhysX's per-step fixed cost over all envs, while separate
+render systems keep each env's camera view free of its neighbours.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import sapien
+import torch
+
+from robosim.sim.layout import env_origins
+from robosim.sim.views import ActorView, ArticulationView
+
+SIM_BACKENDS = ("physx_cpu", "physx_cuda", "auto")
+
+
+def resolve_backend(sim_backend: str) -> str:
+    """Map "auto" to physx_cuda when CUDA is available, else physx_cpu."""
+    if sim_backend not in SIM_BACKENDS:
+        raise ValueError(f"sim_backend must be one of {SIM_BACKENDS}, got {sim_backend!r}")
+    if sim_backend == "auto":
+        return "physx_cuda" if torch.cuda.is_available() else "physx_cpu"
+    return sim_backend
+
+
+class SimScene:
+    """N envs in one physics system (physx_cpu).
+
+    Build with `add_ground`, `build_actors` and `load_articulations`, then call `step()`
+    for one physics substep of all envs. State per env is a flat float32 vector, the
+    concatenation of every view's state in build order (`state_dim` entries)."""
+
+    backend = "physx_cpu"
+
+    def __init__(self, num_envs: int, sim_freq: int):
+        self.num_envs = num_envs
+        self.sim_freq = sim_freq
+        self.device = torch.device("cpu")
+        self.origins = env_origins(num_envs)                        # float64 (N, 3)
+        self._origins32 = self.origins.numpy().astype(np.float32)   # exact: multiples of 0.5 m
+        self.physx = self._make_physx_system()
+        self.physx.set_timestep(1.0 / sim_freq)
+        self.sub_scenes = [self._make_sub_scene(i) for i in range(num_envs)]
+        self.actors: dict[str, ActorView] = {}
+        self.articulations: dict[str, ArticulationView] = {}
+
+    # -- construction -----------------------------------------------------------------
+    def _make_physx_system(self) -> sapien.physx.PhysxSystem:
+        return sapien.physx.PhysxCpuSystem()
+
+    def _make_sub_scene(self, env_index: int) -> sapien.Scene:
+        scene = sapien.Scene([self.physx, sapien.render.RenderSystem()])
+        scene.set_ambient_light([0.35, 0.35, 0.35])
+        scene.add_directional_light([0.3, 0.5, -1.0], [0.9, 0.9, 0.9], shadow=False)
+        return scene
+
+    def add_ground(self, altitude: float = 0.0, color=(0.86, 0.84, 0.8, 1.0)) -> None:
+        """One collision plane shared by all envs, plus a visual floor in each env."""
+        first = self.sub_scenes[0]
+        first.add_ground(altitude, render=False)
+        for i, scene in enumerate(self.sub_scenes):
+            builder = scene.create_actor_builder()
+            builder.add_box_visual(
+                sapien.Pose([0, 0, altitude - 0.005]), half_size=[1.6, 1.6, 0.005],
+                material=sapien.render.RenderMaterial(base_color=list(color)),
+            )
+            builder.initial_pose = sapien.Pose(self._origins32[i])
+            builder.build_static(name="floor")
+
+    def build_actors(self, name: str, build: Callable[[sapien.Scene, int], sapien.Entity]) -> ActorView:
+        """Call `build(scene, env_index)` once per env; returns the batched view."""
+        if name in self.actors:
+            raise ValueError(f"actor name {name!r} is already used in this scene")
+        view = ActorView(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32)
+        self.actors[name] = view
+        return view
+
+    def load_articulations(
+        self, name: str, load: Callable[[sapien.Scene, int], sapien.physx.PhysxArticulation]
+    ) -> ArticulationView:
+        """Call `load(scene, env_index)` once per env; returns the batched view."""
+        if name in self.articulations:
+            raise ValueError(f"articulation name {name!r} is already used in this scene")
+        view = ArticulationView(name, [load(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32)
+        self.articulations[name] = view
+        return view
+
+    def finalize(self) -> None:
+        """Called once after everything is built (the GPU backend allocates buffers here)."""
+
+    # -- stepping -------------------------------------------------------------------
+    def step(self) -> None:
+        """One physics substep (1 / sim_freq s) for all envs."""
+        self.physx.step()
+
+    def update_render(self, env_idx: torch.Tensor | None = None) -> None:
+        """Push current physics poses to the render worlds of env_idx (all when None)."""
+        ids = range(self.num_envs) if env_idx is None else env_idx.tolist()
+        for i in ids:
+            self.sub_scenes[i].update_render()
+
+    # -- state --------------------------------------------------------------------
+    def _views(self):
+        return list(self.articulations.values()) + list(self.actors.values())
+
+    @property
+    def state_dim(self) -> int:
+        return sum(v.state_dim for v in self._views())
+
+    def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
+        """float32 (M, state_dim) physics state of env_idx (all when None), env frame."""
+        return torch.cat([v.get_state(env_idx) for v in self._views()], dim=1)
+
+    def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
+        """Write rows of `state` (M, state_dim) into env_idx (all when None)."""
+        start = 0
+        for view in self._views():
+            view.set_state(state[:, start:start + view.state_dim], env_idx)
+            start += view.state_dim
+
+    def close(self) -> None:
+        for scene in self.sub_scenes:
+            scene.clear()
+        self.sub_scenes = []
+        self.actors.clear()
+        self.articulations.clear()
+
+
+def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int) -> SimScene:
+    """Construct the SimScene for a resolved backend name."""
+    backend = resolve_backend(sim_backend)
+    if backend == "physx_cuda":
+        from robosim.sim.physx_cuda import CudaSimScene
+
+        return CudaSimScene(num_envs, sim_freq)
+    return SimScene(num_envs, sim_freq)

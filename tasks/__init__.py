@@ -1,0 +1,1 @@
+"""robosim's built-in task plugins (import name `robosim_tasks`)."""

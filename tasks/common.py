@@ -1,0 +1,62 @@
+"""Building blocks shared by the built-in tasks: cubes, goal markers, pose helpers."""
+from __future__ import annotations
+
+import math
+
+import sapien
+import torch
+
+from robosim.randomization import BatchRandom
+from robosim.sim import ActorView, SimScene
+
+
+def build_cube(sim: SimScene, name: str, half_size: float, color, density: float = 1000.0) -> ActorView:
+    """A dynamic cube of edge 2 * half_size (m) in every env."""
+
+    def build(scene: sapien.Scene, env_index: int) -> sapien.Entity:
+        builder = scene.create_actor_builder()
+        builder.add_box_collision(half_size=[half_size] * 3, density=density)
+        builder.add_box_visual(half_size=[half_size] * 3, material=sapien.render.RenderMaterial(base_color=color))
+        builder.initial_pose = sapien.Pose(sim.origins[env_index].numpy() + [0, 0, half_size])
+        return builder.build(name=name)
+
+    return sim.build_actors(name, build)
+
+
+def build_goal_marker(sim: SimScene, name: str, radius: float, color) -> ActorView:
+    """A visual-only kinematic sphere (no collision) in every env."""
+
+    def build(scene: sapien.Scene, env_index: int) -> sapien.Entity:
+        builder = scene.create_actor_builder()
+        builder.add_sphere_visual(radius=radius, material=sapien.render.RenderMaterial(base_color=color))
+        builder.initial_pose = sapien.Pose(sim.origins[env_index].numpy())
+        return builder.build_kinematic(name=name)
+
+    return sim.build_actors(name, build)
+
+
+def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
+    """(M,) yaw angles (rad) -> (M, 4) wxyz quaternions about +z."""
+    half = yaw * 0.5
+    zeros = torch.zeros_like(half)
+    return torch.stack([torch.cos(half), zeros, zeros, torch.sin(half)], dim=1)
+
+
+def quat_yaw(q: torch.Tensor) -> torch.Tensor:
+    """(N, 4) wxyz -> (N,) yaw (rad) of the body x axis about +z."""
+    w, x, y, z = q.unbind(-1)
+    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def place_on_ground(rng: BatchRandom, half_size: float, xy_low: float, xy_high: float) -> torch.Tensor:
+    """(M, 7) poses of cubes resting on the ground at uniform xy with uniform yaw."""
+    xy = rng.uniform(xy_low, xy_high, (2,))
+    yaw = rng.uniform(0.0, 2 * math.pi)
+    z = torch.full((len(rng), 1), half_size)
+    return torch.cat([xy, z, yaw_quat(yaw)], dim=1)
+
+
+def identity_poses(n: int, positions: torch.Tensor) -> torch.Tensor:
+    """(n, 7) poses at `positions` (n, 3) with identity rotation."""
+    quat = torch.tensor([1.0, 0.0, 0.0, 0.0]).expand(n, 4)
+    return torch.cat([positions, quat], dim=1)

@@ -1,0 +1,104 @@
+"""PickCube-v1: grasp a 4 cm cube and hold it at a goal point in the air.
+
+Success: cube centre within 2.5 cm of the goal and the arm at rest (|qvel| < 0.2).
+Dense reward (max 5): reaching + grasped + grasped * placement + placed * still; 5 on
+success (the shape of ManiSkill3's PickCube reward)."""
+from __future__ import annotations
+
+import torch
+
+from robosim.envs import Task, register_task
+from robosim_tasks.common import build_cube, build_goal_marker, identity_poses, place_on_ground
+from robosim_tasks.scripted import PickAndPlacePolicy
+
+CUBE_HALF = 0.02
+GOAL_THRESHOLD = 0.025
+
+
+def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) -> torch.Tensor:
+    """(N,) bool: the object's centre lies between the fingers and the fingers rest on it.
+
+    A geometric test (no contact query): tcp within 2 cm of the centre and the finger
+    gap within [2 * half - 1 cm, 2 * half + 0.6 cm]."""
+    tcp = robot.tcp_pose(qpos)[:, :3]
+    width = robot.gripper_width(qpos)
+    near = (obj_pos - tcp).norm(dim=1) < 0.02
+    return near & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
+
+
+@register_task("PickCube-v1")
+class PickCubeTask(Task):
+    max_episode_steps = 50
+    max_dense_reward = 5.0
+
+    def build_scene(self, sim, rng):
+        self.cube = build_cube(sim, "cube", CUBE_HALF, [0.9, 0.15, 0.15, 1.0])
+        self.goal_marker = build_goal_marker(sim, "goal", GOAL_THRESHOLD, [0.1, 0.8, 0.2, 0.6])
+        self.goal_pos = torch.zeros(self.num_envs, 3)
+
+    def initialize_episode(self, env_idx, rng):
+        super().initialize_episode(env_idx, rng)
+        pose = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
+        self.cube.set_pose(pose, env_idx)
+        self.cube.set_velocity(torch.zeros(len(env_idx), 6), env_idx)
+        goal_xy = rng.uniform(-0.1, 0.1, (2,))
+        goal_z = rng.uniform(0.0, 0.3, (1,)) + CUBE_HALF
+        self.goal_pos[env_idx] = torch.cat([goal_xy, goal_z], dim=1)
+        self.goal_marker.set_pose(identity_poses(len(env_idx), self.goal_pos[env_idx]), env_idx)
+
+    def evaluate(self):
+        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
+        obj_pos = self.cube.pose()[:, :3]
+        obj_to_goal = (self.goal_pos - obj_pos).norm(dim=1)
+        placed = obj_to_goal <= GOAL_THRESHOLD
+        static = qvel[:, :7].norm(dim=1) < 0.2
+        return {
+            "success": placed & static,
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "is_obj_placed": placed,
+            "is_robot_static": static,
+            "is_grasped": is_grasped(self.robot, qpos, obj_pos, CUBE_HALF),
+            "obj_to_goal_dist": obj_to_goal,
+        }
+
+    def dense_reward(self, info):
+        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
+        tcp = self.robot.tcp_pose(qpos)[:, :3]
+        obj_pos = self.cube.pose()[:, :3]
+        grasped = info["is_grasped"].float()
+        reward = 1 - torch.tanh(5 * (obj_pos - tcp).norm(dim=1))
+        reward = reward + grasped
+        reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * grasped
+        reward = reward + (1 - torch.tanh(5 * qvel[:, :7].norm(dim=1))) * info["is_obj_placed"].float()
+        return torch.where(info["success"], torch.full_like(reward, 5.0), reward)
+
+    def task_observations(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        obj_pose = self.cube.pose()
+        return {
+            "is_grasped": info["is_grasped"].float().unsqueeze(1),
+            "goal_pos": self.goal_pos.clone(),
+            "obj_pose": obj_pose,
+            "tcp_to_goal_pos": self.goal_pos - tcp,
+            "obj_to_goal_pos": self.goal_pos - obj_pose[:, :3],
+        }
+
+    def get_task_state(self):
+        return self.goal_pos.clone()
+
+    def set_task_state(self, state, env_idx):
+        self.goal_pos[env_idx] = state
+        self.goal_marker.set_pose(identity_poses(len(env_idx), state), env_idx)
+
+    def solution_policy(self):
+        return PickCubePolicy(self.env)
+
+
+class PickCubePolicy(PickAndPlacePolicy):
+    """Grasp from above, carry to the goal and hold still."""
+
+    def cube(self):
+        return self.env.task.cube
+
+    def place_target(self):
+        return self.env.task.goal_pos
