@@ -1,0 +1,99 @@
+"""The `robosim` command: list tasks, run the demo (and more sub-commands)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Callable
+
+# Sub-commands defined in other modules: (module, function adding the sub-parser).
+# Each adder takes the argparse sub-parsers object and sets `func` on its parser.
+EXTERNAL_COMMANDS: list[tuple[str, str]] = []
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import robosim
+    from robosim.agents import CONTROL_MODES
+    from robosim.envs.base_env import REWARD_MODES
+    from robosim.envs.observations import OBS_MODES
+
+    print(f"{'task':<16} {'max steps':>9}  default control mode")
+    for task_id in robosim.list_tasks():
+        task = robosim.get_task(task_id)
+        print(f"{task_id:<16} {task.max_episode_steps:>9}  {task.default_control_mode}")
+    print(f"\nobs modes:     {', '.join(OBS_MODES)}")
+    print(f"control modes: {', '.join(CONTROL_MODES)}")
+    print(f"reward modes:  {', '.join(REWARD_MODES)}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    import robosim
+
+    env = robosim.make(args.task, num_envs=args.num_envs, control_mode="pd_ee_delta_pose",
+                       sim_backend=args.sim_backend)
+    try:
+        policy = env.task.solution_policy()
+        episodes_done, successes = 0, 0
+        steps = 0
+        start = time.perf_counter()
+        with tqdm(total=args.episodes, desc=f"{args.task} x{args.num_envs} envs", unit="ep") as bar:
+            env.reset(seed=args.seed)
+            while episodes_done < args.episodes:
+                _, _, terminated, truncated, info = env.step(policy())
+                steps += env.num_envs
+                done = terminated | truncated
+                if done.any():
+                    idx = done.nonzero().flatten()
+                    n = min(len(idx), args.episodes - episodes_done)
+                    successes += int(info["success"][idx[:n]].sum())
+                    episodes_done += n
+                    bar.update(n)
+                    env.reset(options={"env_idx": idx})
+        elapsed = time.perf_counter() - start
+    finally:
+        env.close()
+    print(f"success rate: {successes / episodes_done:.1%} ({successes}/{episodes_done} episodes)")
+    print(f"throughput:   {steps / elapsed:,.0f} env-steps/s with the scripted policy "
+          f"({args.num_envs} envs, {env.sim_backend}, one process)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="robosim", description="Batched robot manipulation environments on SAPIEN/PhysX."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("list", help="list registered tasks and the obs/control/reward modes",
+                       description="List registered tasks (built-in and entry-point plugins) and modes.")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("demo", help="run a scripted policy on many envs and report success and speed",
+                       description="Run a task's scripted solution on N parallel envs (CPU physics), "
+                                   "show a progress bar, print the success rate and env-steps/s.")
+    p.add_argument("--task", default="PickCube-v1", help="task id (default: PickCube-v1)")
+    p.add_argument("--num-envs", type=int, default=16, help="parallel envs (default: 16)")
+    p.add_argument("--episodes", type=int, default=64, help="episodes to finish (default: 64)")
+    p.add_argument("--seed", type=int, default=0, help="env i is seeded with seed + i (default: 0)")
+    p.add_argument("--sim-backend", default="physx_cpu", choices=["physx_cpu", "physx_cuda", "auto"],
+                   help="physics backend (default: physx_cpu)")
+    p.set_defaults(func=cmd_demo)
+    for module_name, adder_name in EXTERNAL_COMMANDS:
+        module = __import__(module_name, fromlist=[adder_name])
+        adder: Callable = getattr(module, adder_name)
+        adder(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
