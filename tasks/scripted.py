@@ -82,11 +82,17 @@ class PickAndPlacePolicy(PhasePolicy):
     def act(self):
         cube_pose = self.cube().pose()
         cube_pos = cube_pose[:, :3]
-        grasp_rot = grasp_rotation(quat_yaw(cube_pose[:, 3:]))
-        tcp = self.tcp_position()
         phase = self.phase.clone()
+        tcp_pose = self.env.robot.tcp_pose(self.env.robot.view.qpos())
+        tcp = tcp_pose[:, :3]
+        # align with the cube while approaching; once it is held, keep the current wrist
+        # rotation (aligning to a yaw the grasp itself changes would chase its own tail)
+        holding = (phase >= 2).reshape(-1, 1, 1)
+        grasp_rot = torch.where(holding, quat_to_matrix(tcp_pose[:, 3:].double()),
+                                grasp_rotation(quat_yaw(cube_pose[:, 3:])))
         above = cube_pos + torch.tensor([0.0, 0.0, self.lift])
-        goal = self.place_target()
+        # carry so that the cube (not the tcp) reaches the goal: keep the grasp offset
+        goal = self.place_target() + (tcp - cube_pos) * (phase >= 3).unsqueeze(1)
         target = torch.where((phase == 0).unsqueeze(1), above, cube_pos)
         target = torch.where((phase >= 3).unsqueeze(1), goal, target)
         if self.release:

@@ -28,6 +28,10 @@ class BatchRandom:
     def __len__(self) -> int:
         return len(self.generators)
 
+    def subset(self, mask: torch.Tensor) -> "BatchRandom":
+        """The streams of the rows where `mask` (M,) is True (for rejection sampling)."""
+        return BatchRandom([g for g, keep in zip(self.generators, mask.tolist()) if keep])
+
     def uniform(self, low=0.0, high=1.0, size: tuple[int, ...] = ()) -> torch.Tensor:
         draws = [g.uniform(low, high, size) for g in self.generators]
         return torch.as_tensor(np.array(draws, dtype=np.float32).reshape(len(self), *size))

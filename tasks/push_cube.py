@@ -1,0 +1,99 @@
+"""PushCube-v1: push a cube along +x into a goal region on the ground.
+
+The goal lies 0.2 m in +x from the cube's start. Success: the cube's centre within
+0.1 m (xy) of the goal centre. Dense reward (max 3): reaching the push pose behind the
+cube + pushing progress once there; 3 on success (ManiSkill3's PushCube shape)."""
+from __future__ import annotations
+
+import torch
+
+from robosim.envs import Task, register_task
+from robosim_tasks.common import build_cube, build_goal_marker, identity_poses, place_on_ground
+from robosim_tasks.scripted import PhasePolicy, ee_action, grasp_rotation
+
+CUBE_HALF = 0.02
+GOAL_RADIUS = 0.1
+PUSH_DISTANCE = 0.2
+
+
+@register_task("PushCube-v1")
+class PushCubeTask(Task):
+    max_episode_steps = 50
+    max_dense_reward = 3.0
+
+    def build_scene(self, sim, rng):
+        self.cube = build_cube(sim, "cube", CUBE_HALF, [0.15, 0.35, 0.9, 1.0])
+        self.goal_marker = build_goal_marker(sim, "goal", 0.02, [0.9, 0.2, 0.2, 0.6])
+        self.goal_pos = torch.zeros(self.num_envs, 3)
+
+    def initialize_episode(self, env_idx, rng):
+        super().initialize_episode(env_idx, rng)
+        pose = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
+        pose[:, 3:] = torch.tensor([1.0, 0.0, 0.0, 0.0])   # faces square to the push direction
+        self.cube.set_pose(pose, env_idx)
+        self.cube.set_velocity(torch.zeros(len(env_idx), 6), env_idx)
+        goal = pose[:, :3] + torch.tensor([PUSH_DISTANCE, 0.0, 0.0])
+        goal[:, 2] = 1e-3
+        self.goal_pos[env_idx] = goal
+        self.goal_marker.set_pose(identity_poses(len(env_idx), goal), env_idx)
+
+    def _push_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
+        return obj_pos + torch.tensor([-CUBE_HALF - 0.005, 0.0, 0.0])
+
+    def evaluate(self):
+        obj_pos = self.cube.pose()[:, :3]
+        xy_dist = (obj_pos[:, :2] - self.goal_pos[:, :2]).norm(dim=1)
+        return {
+            "success": xy_dist < GOAL_RADIUS,
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "obj_to_goal_dist": xy_dist,
+        }
+
+    def dense_reward(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        obj_pos = self.cube.pose()[:, :3]
+        reach = (self._push_pose(obj_pos) - tcp).norm(dim=1)
+        reward = 1 - torch.tanh(5 * reach)
+        reached = (reach < 0.02).float()
+        reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * reached
+        return torch.where(info["success"], torch.full_like(reward, 3.0), reward)
+
+    def task_observations(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        obj_pose = self.cube.pose()
+        return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
+
+    def get_task_state(self):
+        return self.goal_pos.clone()
+
+    def set_task_state(self, state, env_idx):
+        self.goal_pos[env_idx] = state
+        self.goal_marker.set_pose(identity_poses(len(env_idx), state), env_idx)
+
+    def solution_policy(self):
+        return PushCubePolicy(self.env)
+
+
+class PushCubePolicy(PhasePolicy):
+    """Go above the point behind the cube, lower the closed gripper, push along +x."""
+
+    def act(self):
+        task = self.env.task
+        obj_pos = task.cube.pose()[:, :3]
+        tcp = self.tcp_position()
+        phase = self.phase
+        behind = obj_pos + torch.tensor([-CUBE_HALF - 0.03, 0.0, 0.0])
+        above = behind + torch.tensor([0.0, 0.0, 0.08])
+        low = behind.clone()
+        low[:, 2] = CUBE_HALF
+        pushed = task.goal_pos.clone()
+        pushed[:, 0] -= CUBE_HALF + 0.01
+        pushed[:, 2] = CUBE_HALF
+        target = torch.where((phase == 0).unsqueeze(1), above, low)
+        target = torch.where((phase == 2).unsqueeze(1), pushed, target)
+        err = (target - tcp).norm(dim=1)
+        nxt = phase.clone()
+        nxt[(phase == 0) & (err < 0.015)] = 1
+        nxt[(phase == 1) & (err < 0.01)] = 2
+        rot = grasp_rotation(torch.zeros(self.env.num_envs))
+        return ee_action(self.env, target, rot, -torch.ones(self.env.num_envs)), nxt

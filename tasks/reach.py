@@ -1,0 +1,84 @@
+"""Reach-v1: move the tool centre point to a goal point (goal-conditioned, panda-gym style).
+
+obs (obs_mode="state"): {"observation": (N, 25) robot qpos, qvel, tcp pose,
+"achieved_goal": (N, 3) tcp position, "desired_goal": (N, 3) goal}, env frame, m.
+Success: tcp within 5 cm of the goal. `compute_reward` works on any (..., 3) goals
+(hindsight relabeling): sparse 1/0 on success, dense 1 - tanh(5 d)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from robosim.envs import Task, register_task
+from robosim_tasks.common import build_goal_marker, identity_poses
+from robosim_tasks.scripted import PhasePolicy, ee_action
+
+DISTANCE_THRESHOLD = 0.05
+GOAL_LOW = (-0.15, -0.15, 0.05)
+GOAL_HIGH = (0.15, 0.15, 0.35)
+
+
+@register_task("Reach-v1")
+class ReachTask(Task):
+    max_episode_steps = 50
+    goal_conditioned = True
+    default_control_mode = "pd_ee_delta_pos"
+
+    def build_scene(self, sim, rng):
+        self.goal_marker = build_goal_marker(sim, "goal", DISTANCE_THRESHOLD / 2, [0.1, 0.8, 0.2, 0.6])
+        self.goal_pos = torch.zeros(self.num_envs, 3)
+
+    def initialize_episode(self, env_idx, rng):
+        super().initialize_episode(env_idx, rng)
+        low, high = torch.tensor(GOAL_LOW), torch.tensor(GOAL_HIGH)
+        self.goal_pos[env_idx] = low + (high - low) * rng.uniform(0.0, 1.0, (3,))
+        self.goal_marker.set_pose(identity_poses(len(env_idx), self.goal_pos[env_idx]), env_idx)
+
+    def achieved_goal(self):
+        return self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+
+    def desired_goal(self):
+        return self.goal_pos.clone()
+
+    def evaluate(self):
+        distance = (self.achieved_goal() - self.goal_pos).norm(dim=1)
+        return {
+            "success": distance < DISTANCE_THRESHOLD,
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "distance": distance,
+        }
+
+    def dense_reward(self, info):
+        return 1 - torch.tanh(5 * info["distance"])
+
+    def compute_reward(self, achieved_goal, desired_goal, info):
+        """Reward of goal pairs (..., 3) -> (...): the env's reward_mode, for any batch
+        shape; numpy in -> numpy out, torch in -> torch out."""
+        is_numpy = isinstance(achieved_goal, np.ndarray)
+        a, d = torch.as_tensor(achieved_goal), torch.as_tensor(desired_goal)
+        distance = (a - d).norm(dim=-1)
+        if self.env.reward_mode == "sparse":
+            reward = (distance < DISTANCE_THRESHOLD).to(torch.float32)
+        elif self.env.reward_mode == "none":
+            reward = torch.zeros_like(distance)
+        else:
+            reward = 1 - torch.tanh(5 * distance)
+        return reward.numpy() if is_numpy else reward
+
+    def get_task_state(self):
+        return self.goal_pos.clone()
+
+    def set_task_state(self, state, env_idx):
+        self.goal_pos[env_idx] = state
+        self.goal_marker.set_pose(identity_poses(len(env_idx), state), env_idx)
+
+    def solution_policy(self):
+        return ReachPolicy(self.env)
+
+
+class ReachPolicy(PhasePolicy):
+    """Straight line to the goal, gripper open."""
+
+    def act(self):
+        goal = self.env.task.goal_pos
+        return ee_action(self.env, goal, None, torch.ones(self.env.num_envs)), self.phase

@@ -1,0 +1,92 @@
+"""StackCube-v1: put the red cube A on top of the green cube B and let go.
+
+Success: A rests on B (xy offset <= 3.3 cm, height offset within 5 mm of 4 cm), A is
+still (|v| < 1 cm/s, |w| < 0.5 rad/s) and no longer held. Dense reward (max 6)."""
+from __future__ import annotations
+
+import torch
+
+from robosim.envs import Task, register_task
+from robosim_tasks.common import build_cube, place_on_ground
+from robosim_tasks.pick_cube import is_grasped
+from robosim_tasks.scripted import PickAndPlacePolicy
+
+CUBE_HALF = 0.02
+MIN_SEPARATION = 0.1
+
+
+@register_task("StackCube-v1")
+class StackCubeTask(Task):
+    max_episode_steps = 80
+    max_dense_reward = 6.0
+
+    def build_scene(self, sim, rng):
+        self.cube_a = build_cube(sim, "cube_a", CUBE_HALF, [0.9, 0.15, 0.15, 1.0])
+        self.cube_b = build_cube(sim, "cube_b", CUBE_HALF, [0.15, 0.75, 0.2, 1.0])
+
+    def initialize_episode(self, env_idx, rng):
+        super().initialize_episode(env_idx, rng)
+        pose_a = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
+        pose_b = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
+        too_close = (pose_a[:, :2] - pose_b[:, :2]).norm(dim=1) < MIN_SEPARATION
+        while too_close.any():  # redraw B only for the envs that need it (per-env streams)
+            pose_b[too_close] = place_on_ground(rng.subset(too_close), CUBE_HALF, -0.1, 0.1)
+            too_close = (pose_a[:, :2] - pose_b[:, :2]).norm(dim=1) < MIN_SEPARATION
+        zeros = torch.zeros(len(env_idx), 6)
+        for cube, pose in ((self.cube_a, pose_a), (self.cube_b, pose_b)):
+            cube.set_pose(pose, env_idx)
+            cube.set_velocity(zeros, env_idx)
+
+    def evaluate(self):
+        qpos = self.robot.view.qpos()
+        pos_a, pos_b = self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3]
+        offset = pos_a - pos_b
+        on_b = (offset[:, :2].norm(dim=1) <= 0.033) & ((offset[:, 2] - 2 * CUBE_HALF).abs() <= 0.005)
+        vel = self.cube_a.velocity()
+        static = (vel[:, :3].norm(dim=1) < 1e-2) & (vel[:, 3:].norm(dim=1) < 0.5)
+        grasped = is_grasped(self.robot, qpos, pos_a, CUBE_HALF)
+        return {
+            "success": on_b & static & ~grasped,
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "is_cube_a_on_b": on_b,
+            "is_cube_a_static": static,
+            "is_cube_a_grasped": grasped,
+        }
+
+    def dense_reward(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        pos_a, pos_b = self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3]
+        grasped = info["is_cube_a_grasped"].float()
+        on_b = info["is_cube_a_on_b"].float()
+        reward = 1 - torch.tanh(5 * (pos_a - tcp).norm(dim=1))
+        reward = reward + grasped
+        place = pos_b + torch.tensor([0.0, 0.0, 2 * CUBE_HALF])
+        reward = reward + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * torch.maximum(grasped, on_b)
+        reward = reward + on_b * (1 - grasped)
+        return torch.where(info["success"], torch.full_like(reward, 6.0), reward)
+
+    def task_observations(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        pose_a, pose_b = self.cube_a.pose(), self.cube_b.pose()
+        return {
+            "is_grasped": info["is_cube_a_grasped"].float().unsqueeze(1),
+            "cube_a_pose": pose_a,
+            "cube_b_pose": pose_b,
+            "tcp_to_cube_a_pos": pose_a[:, :3] - tcp,
+            "cube_a_to_cube_b_pos": pose_b[:, :3] - pose_a[:, :3],
+        }
+
+    def solution_policy(self):
+        return StackCubePolicy(self.env)
+
+
+class StackCubePolicy(PickAndPlacePolicy):
+    """Grasp A, carry it 2 mm above its resting place on B, open, lift away."""
+
+    release = True
+
+    def cube(self):
+        return self.env.task.cube_a
+
+    def place_target(self):
+        return self.env.task.cube_b.pose()[:, :3] + torch.tensor([0.0, 0.0, 2 * CUBE_HALF + 0.002])
