@@ -105,11 +105,14 @@ class ArticulationView:
         self.links = [a.get_links() for a in self.articulations]
         self.link_names = [l.name for l in self.links[0]]
         self.dof = len(self.joint_names)
+        # a fixed-base robot's root never moves: leave it out of the state vector (PhysX
+        # does not round-trip a root pose through set/get bit-exactly)
+        self.fixed_root = self.articulations[0].get_joints()[0].type == "fixed"
         self._targets = np.zeros((len(self.articulations), self.dof), dtype=np.float32)
 
     @property
     def state_dim(self) -> int:
-        return POSE_DIM + 3 * self.dof
+        return (0 if self.fixed_root else POSE_DIM) + 3 * self.dof
 
     def qlimits(self) -> torch.Tensor:
         """float32 (dof, 2) joint limits [low, high]."""
@@ -164,13 +167,18 @@ class ArticulationView:
             self._targets[i] = row
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
-        """float32 (M, 7 + 3 dof): root pose, qpos, qvel, drive targets."""
-        state = torch.cat([self.root_pose(), self.qpos(), self.qvel(), self.drive_targets()], dim=1)
+        """float32 (M, state_dim): [root pose (floating base only)], qpos, qvel, drive targets."""
+        parts = [self.qpos(), self.qvel(), self.drive_targets()]
+        if not self.fixed_root:
+            parts.insert(0, self.root_pose())
+        state = torch.cat(parts, dim=1)
         return state if env_idx is None else state[env_idx]
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         d = self.dof
-        self.set_root_pose(state[:, :POSE_DIM], env_idx)
-        self.set_qpos(state[:, POSE_DIM:POSE_DIM + d], env_idx)
-        self.set_qvel(state[:, POSE_DIM + d:POSE_DIM + 2 * d], env_idx)
-        self.set_drive_targets(state[:, POSE_DIM + 2 * d:], env_idx)
+        if not self.fixed_root:
+            self.set_root_pose(state[:, :POSE_DIM], env_idx)
+            state = state[:, POSE_DIM:]
+        self.set_qpos(state[:, :d], env_idx)
+        self.set_qvel(state[:, d:2 * d], env_idx)
+        self.set_drive_targets(state[:, 2 * d:], env_idx)

@@ -1,0 +1,15 @@
+"""Shared fixtures. Envs are expensive (~1 s to build): build them once per module."""
+from __future__ import annotations
+
+import pytest
+import sapien
+
+
+@pytest.fixture(scope="session", autouse=True)
+def vulkan_device():
+    """Every env owns render worlds, so the suite needs a Vulkan device. Fail loudly
+    (never skip) when it is missing: run scripts/setup.sh to install lavapipe."""
+    try:
+        sapien.render.RenderSystem()
+    except RuntimeError as err:  # pragma: no cover - only on broken machines
+        pytest.fail(f"SAPIEN found no Vulkan device ({err}); run `bash scripts/setup.sh`", pytrace=False)
