@@ -17,14 +17,14 @@ import torch
 
 from robosim.agents import CONTROL_MODES, Panda
 from robosim.envs import checks
-from robosim.envs.observations import OBS_MODES, ObservationBuilder
+from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
 from robosim.envs.task import Task
 from robosim.randomization import EnvRandomStreams
-from robosim.sensors.camera import HumanCamera
+from robosim.sensors.rig import CameraRig, RigSpec
 from robosim.sim import SIM_BACKENDS, create_sim_scene
 
 REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
-RENDER_MODES = ("rgb_array",)
+RENDER_MODES = ("rgb_array", "sensors")
 
 
 class BaseEnv(gym.Env):
@@ -44,6 +44,9 @@ class BaseEnv(gym.Env):
         max_episode_steps: int | None = None,
         reconfiguration_freq: int = 0,
         render_size: tuple[int, int] = (256, 256),
+        sensor_configs: dict | None = None,
+        render_camera: dict | None = None,
+        render_lod: str | float = "auto",
     ):
         if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -63,6 +66,13 @@ class BaseEnv(gym.Env):
         self.sim_backend = sim_backend
         self.render_mode = render_mode
         self.render_size = render_size
+        # cameras: sensor_configs overrides the task's cameras ({"width": 64} or
+        # {"base_camera": {...}}); render_camera sets the rgb_array view panda-gym style
+        # (width, height, target_position, distance, yaw, pitch, roll); render_lod is
+        # "auto" | "full" | "low" | kept triangle fraction (robosim/sensors/lod.py)
+        self._rig_spec = RigSpec.from_env_kwargs(
+            task.sensor_cameras, obs_mode in CAMERA_OBS_MODES or render_mode == "sensors",
+            render_mode == "rgb_array", sensor_configs, render_camera, render_size, render_lod)
         self.reconfiguration_freq = int(reconfiguration_freq)
         self.task = task(self)
         self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
@@ -96,7 +106,8 @@ class BaseEnv(gym.Env):
         self.robot.load(self.sim)
         self.task.build_scene(self.sim, self._rng.next_build())
         self.sim.finalize()
-        self.human_camera = HumanCamera(self.sim, *self.render_size) if self.render_mode else None
+        self.cameras = CameraRig(self.sim, self._rig_spec)
+        self.human_camera = self.cameras.human
 
     # -- reset -----------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
@@ -121,6 +132,8 @@ class BaseEnv(gym.Env):
             raise ValueError("options['reconfigure'] rebuilds every env; it cannot be combined with options['env_idx']")
 
         idx_np = env_idx.numpy()
+        # gymnasium's own np_random (unused by robosim's per-env streams; kept for tools)
+        super().reset(seed=seeds[0] if seeds is not None else None)
         if seeds is not None:
             self._rng.seed(seeds, idx_np)
         if not partial:
@@ -209,9 +222,12 @@ class BaseEnv(gym.Env):
 
     # -- render / close ------------------------------------------------------------------
     def render(self) -> torch.Tensor | None:
-        """uint8 (N, H, W, 3) frames of the human-view camera (render_mode="rgb_array")."""
+        """uint8 (N, H, W, 3) frames of the human-view camera (render_mode="rgb_array"),
+        or the sensor cameras' rgb and depth side by side (render_mode="sensors")."""
         if self.render_mode is None:
             return None
+        if self.render_mode == "sensors":
+            return self.cameras.render_sensors()
         return self.human_camera.capture()
 
     def close(self) -> None:
