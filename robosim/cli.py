@@ -9,6 +9,7 @@ from typing import Callable
 # Sub-commands defined in other modules: (module, function adding the sub-parser).
 # Each adder takes the argparse sub-parsers object and sets `func` on its parser.
 EXTERNAL_COMMANDS: list[tuple[str, str]] = []
+EXTERNAL_COMMANDS.append(("robosim.bench.cli", "add_bench_command"))
 
 
 def cmd_list(args: argparse.Namespace) -> int:

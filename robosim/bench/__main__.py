@@ -1,0 +1,5 @@
+import sys
+
+from robosim.bench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,185 @@
+"""The things the benchmark times: robosim, ManiSkill3 and the raw PhysX ceiling.
+
+Each case builds its env once (`setup`, untimed, memory noted) and then runs timed
+blocks (`run_block`). A block starts from a seeded reset (untimed) and steps with
+random actions from a fixed pool; only the calls that advance the simulation are
+timed. Episodes are 50 control steps (PickCube's limit): the untimed reset between
+episodes keeps every block in the same regime. The reset-heavy variant instead times
+its resets: env i resets (options["env_idx"]) whenever (t + i) % 10 == 0, so every env
+resets every 10 steps and a tenth of the batch resets at each step.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import psutil
+import torch
+
+TASK = "PickCube-v1"
+EPISODE_STEPS = 50
+RESET_EVERY = 10
+ACTION_POOL = 64
+
+
+@dataclass
+class BlockResult:
+    env_steps: int      # control steps x envs that were timed
+    seconds: float      # wall time of the timed calls
+
+    @property
+    def rate(self) -> float:
+        return self.env_steps / self.seconds if self.seconds > 0 else float("nan")
+
+
+@dataclass
+class Case:
+    """One row x column of the result table."""
+
+    system: str                 # "robosim" | "maniskill" | "ceiling"
+    control_mode: str           # the robosim/ManiSkill control mode; ceiling: its motion
+    num_envs: int
+    variant: str = "step"       # "step" | "reset_heavy" | "hold" | "random"
+    sim_backend: str = "physx_cpu"
+    rates: list[float] = field(default_factory=list)    # env-steps/s of each block
+    rss_delta_mb: float = float("nan")                  # RSS growth while building
+    build_seconds: float = float("nan")
+
+    @property
+    def key(self) -> str:
+        return f"{self.system}/{self.control_mode}/{self.variant}/{self.sim_backend}/N={self.num_envs}"
+
+    # -- lifecycle -------------------------------------------------------------------
+    def setup(self) -> None:
+        proc = psutil.Process()
+        before = proc.memory_info().rss
+        start = time.perf_counter()
+        self._runner = _RUNNERS[self.system](self)
+        self.build_seconds = time.perf_counter() - start
+        self.rss_delta_mb = (proc.memory_info().rss - before) / 2**20
+
+    def run_block(self, min_seconds: float, min_steps: int, seed: int) -> BlockResult:
+        result = self._runner.run_block(min_seconds, min_steps, seed)
+        self.rates.append(result.rate)
+        return result
+
+    def close(self) -> None:
+        runner = getattr(self, "_runner", None)
+        if runner is not None:
+            runner.close()
+            self._runner = None
+
+
+def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int) -> tuple[int, float]:
+    """Call step(t) until both limits are reached; reset_episode() (untimed) every
+    EPISODE_STEPS steps. Returns (control steps, timed seconds)."""
+    timed, t = 0.0, 0
+    while timed < min_seconds or t < min_steps:
+        if t and t % EPISODE_STEPS == 0:
+            reset_episode()
+        start = time.perf_counter()
+        step(t)
+        timed += time.perf_counter() - start
+        t += 1
+    return t, timed
+
+
+class _RobosimRunner:
+    def __init__(self, case: Case):
+        import robosim
+
+        self.case = case
+        self.env = robosim.make(TASK, num_envs=case.num_envs, obs_mode="state", control_mode=case.control_mode,
+                                reward_mode="dense", sim_backend=case.sim_backend)
+        gen = torch.Generator().manual_seed(1234)
+        low = torch.as_tensor(self.env.single_action_space.low)
+        high = torch.as_tensor(self.env.single_action_space.high)
+        shape = (ACTION_POOL, case.num_envs, low.shape[0])
+        self.actions = (low + (high - low) * torch.rand(shape, generator=gen)).to(self.env.device)
+        n = case.num_envs
+        self.reset_groups = [torch.nonzero((torch.arange(n) + t) % RESET_EVERY == 0).flatten()
+                             for t in range(RESET_EVERY)]
+
+    def run_block(self, min_seconds, min_steps, seed):
+        env, actions = self.env, self.actions
+        env.reset(seed=seed)
+        if self.case.variant == "reset_heavy":
+            groups = self.reset_groups
+
+            def step(t):
+                idx = groups[t % RESET_EVERY]
+                if len(idx):
+                    env.reset(options={"env_idx": idx})
+                env.step(actions[t % ACTION_POOL])
+
+            reset_episode = lambda: None  # noqa: E731  (resets are part of the timed work)
+        else:
+            def step(t):
+                env.step(actions[t % ACTION_POOL])
+
+            reset_episode = env.reset
+        steps, seconds = _timed_loop(step, reset_episode, min_seconds, min_steps)
+        return BlockResult(steps * self.case.num_envs, seconds)
+
+    def close(self):
+        self.env.close()
+
+
+class _ManiSkillRunner:
+    """ManiSkill3 PickCube-v1, physx_cpu, state obs, one env (its CPU limit per process).
+
+    render_backend="none": state obs never render, and this machine's software Vulkan
+    driver is not one ManiSkill can select by name."""
+
+    def __init__(self, case: Case):
+        import gymnasium as gym
+        import mani_skill.envs  # noqa: F401  (registers PickCube-v1)
+
+        if case.num_envs != 1:
+            raise ValueError(f"ManiSkill3 runs one env per process on physx_cpu, got num_envs={case.num_envs}")
+        self.case = case
+        self.env = gym.make(TASK, obs_mode="state", control_mode=case.control_mode, sim_backend="physx_cpu",
+                            render_backend="none")
+        space = self.env.action_space
+        space.seed(1234)
+        self.actions = [torch.as_tensor(space.sample()) for _ in range(ACTION_POOL)]
+
+    def run_block(self, min_seconds, min_steps, seed):
+        env, actions = self.env, self.actions
+        env.reset(seed=seed)
+        steps, seconds = _timed_loop(lambda t: env.step(actions[t % ACTION_POOL]), env.reset, min_seconds, min_steps)
+        return BlockResult(steps, seconds)
+
+    def close(self):
+        self.env.close()
+
+
+class _CeilingRunner:
+    def __init__(self, case: Case):
+        from robosim.bench.ceiling import PhysxCeiling
+
+        self.case = case
+        self.ceiling = PhysxCeiling(case.num_envs, motion=case.variant)
+
+    def run_block(self, min_seconds, min_steps, seed):
+        c = self.ceiling
+        c.reset(seed)
+        timed, t = 0.0, 0
+        while timed < min_seconds or t < min_steps:
+            if t and t % EPISODE_STEPS == 0:
+                c.reset(seed + t)
+            c.control()                       # untimed: new drive targets
+            timed += c.timed_control_step()   # timed: the bare substeps
+            t += 1
+        return BlockResult(t * self.case.num_envs, timed)
+
+    def close(self):
+        self.ceiling.close()
+
+
+_RUNNERS = {"robosim": _RobosimRunner, "maniskill": _ManiSkillRunner, "ceiling": _CeilingRunner}
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values)) if values else float("nan")

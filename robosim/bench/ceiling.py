@@ -1,0 +1,125 @@
+"""The raw PhysX ceiling: PickCube's Panda + cube scene in plain SAPIEN, no env around it.
+
+The scene is built the way robosim's PickCube builds it (same URDF, loader settings,
+drive gains, gravity-free links, 4 cm cube of density 1000, kinematic goal marker, one
+shared ground plane, env copies on the same grid of `robosim.sim.layout`), but every
+object is made with plain `sapien` calls and all envs sit in ONE `PhysxCpuSystem`.
+Only the `system.step()` calls of each control step are timed: no Python work runs
+between substeps, so the rate is what PhysX alone allows for this scene.
+
+Motion: "hold" keeps every drive target at the rest pose; "random" sets new joint
+targets between control steps (untimed), current qpos + U(-0.1, 0.1) rad clipped to the
+joint limits and a random finger width — the motion of robosim's random-action
+`pd_joint_delta_pos` run, so the physics has the same contacts to solve.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import sapien
+
+from robosim.sim.layout import env_origins
+
+REST_QPOS = np.array([0.0, math.pi / 8, 0.0, -math.pi * 5 / 8, 0.0, math.pi * 3 / 4, math.pi / 4, 0.04, 0.04],
+                     dtype=np.float32)
+ROBOT_BASE = np.array([-0.615, 0.0, 0.0], dtype=np.float32)
+CUBE_HALF = 0.02
+SIM_FREQ = 100
+SUBSTEPS = 5          # PickCube: 100 Hz physics, 20 Hz control
+MOTIONS = ("hold", "random")
+
+
+def _panda_urdf() -> str:
+    import os
+
+    import mani_skill
+
+    return os.path.join(os.path.dirname(mani_skill.__file__), "assets", "robots", "panda", "panda_v2.urdf")
+
+
+class PhysxCeiling:
+    """N Panda + cube envs in one PhysxCpuSystem, stepped by bare `system.step()` calls."""
+
+    def __init__(self, num_envs: int, motion: str = "random"):
+        if motion not in MOTIONS:
+            raise ValueError(f"motion must be one of {MOTIONS}, got {motion!r}")
+        self.num_envs = num_envs
+        self.motion = motion
+        self.origins = env_origins(num_envs).numpy().astype(np.float32)
+        self.system = sapien.physx.PhysxCpuSystem()
+        self.system.set_timestep(1.0 / SIM_FREQ)
+        # A render system per env as in robosim (the URDF loader needs one for the visual
+        # meshes); nothing is ever rendered, so it costs memory, not step time.
+        self.scenes = [sapien.Scene([self.system, sapien.render.RenderSystem()]) for _ in range(num_envs)]
+        self.scenes[0].add_ground(0.0, render=False)
+        urdf = _panda_urdf()
+        self.robots, self.joints, self.cubes = [], [], []
+        for i, scene in enumerate(self.scenes):
+            loader = scene.create_urdf_loader()
+            loader.fix_root_link = True
+            for finger in ("panda_leftfinger", "panda_rightfinger"):
+                loader.set_link_material(finger, 2.0, 2.0, 0.0)
+            robot = loader.load(urdf)
+            for link in robot.get_links():
+                link.disable_gravity = True
+            joints = robot.get_active_joints()
+            for joint in joints:
+                joint.set_drive_properties(1e3, 1e2, 100.0)
+            robot.set_root_pose(sapien.Pose(ROBOT_BASE + self.origins[i]))
+            self.robots.append(robot)
+            self.joints.append(joints)
+
+            builder = scene.create_actor_builder()
+            builder.add_box_collision(half_size=[CUBE_HALF] * 3, density=1000.0)
+            builder.initial_pose = sapien.Pose(self.origins[i] + [0, 0, CUBE_HALF])
+            self.cubes.append(builder.build(name="cube"))
+
+            builder = scene.create_actor_builder()
+            builder.add_sphere_visual(radius=0.025)
+            builder.initial_pose = sapien.Pose(self.origins[i] + [0, 0, 0.2])
+            builder.build_kinematic(name="goal")
+        self.qlimits = np.concatenate([j.limit for j in self.joints[0]], axis=0).astype(np.float32)
+
+    def reset(self, seed: int) -> None:
+        """Robots at rest with targets = rest, cubes at random xy / yaw on the ground."""
+        rng = np.random.default_rng(seed)
+        for i in range(self.num_envs):
+            self.robots[i].set_qpos(REST_QPOS)
+            self.robots[i].set_qvel(np.zeros(9, dtype=np.float32))
+            self._set_targets(i, REST_QPOS)
+            xy = rng.uniform(-0.1, 0.1, 2)
+            yaw = rng.uniform(0, 2 * math.pi)
+            pose = sapien.Pose(self.origins[i] + [xy[0], xy[1], CUBE_HALF],
+                               [math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)])
+            self.cubes[i].set_pose(pose)
+        self._rng = rng
+
+    def _set_targets(self, i: int, targets: np.ndarray) -> None:
+        for joint, value in zip(self.joints[i], targets.tolist()):
+            joint.set_drive_target(value)
+
+    def control(self) -> None:
+        """Untimed: new drive targets for the next control step (motion="random")."""
+        if self.motion == "hold":
+            return
+        rng = self._rng
+        for i in range(self.num_envs):
+            q = self.robots[i].qpos
+            arm = np.clip(q[:7] + rng.uniform(-0.1, 0.1, 7), self.qlimits[:7, 0], self.qlimits[:7, 1])
+            width = -0.01 + rng.uniform(0, 1) * 0.05
+            self._set_targets(i, np.concatenate([arm, [width, width]]).astype(np.float32))
+
+    def timed_control_step(self) -> float:
+        """Run SUBSTEPS bare physics steps; returns their wall time (s)."""
+        step = self.system.step
+        start = time.perf_counter()
+        for _ in range(SUBSTEPS):
+            step()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        for scene in self.scenes:
+            scene.clear()
+        self.scenes = []

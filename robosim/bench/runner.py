@@ -1,0 +1,263 @@
+"""Schedule the benchmark cases, alternate them, summarize, print and save the results.
+
+Order: the envs of one batch size N are built together (robosim per control mode,
+robosim reset-heavy, the PhysX ceiling with random and held targets) next to the two
+ManiSkill3 envs, which stay alive for the whole run. Each repeat times one block of
+every case; odd repeats run the list backwards, so slow drift of the shared machine
+(other processes, thermal state) lands on every case alike. Rates are medians over
+the repeats; ratios to ManiSkill use the ManiSkill blocks timed alongside that N.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import resource
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import torch
+from tqdm import tqdm
+
+from robosim.bench.cases import Case, median
+
+CONTROL_MODES = ("pd_ee_delta_pose", "pd_joint_delta_pos")
+CEILING_MODE = "pd_joint_delta_pos"   # the ceiling's random motion is this mode's motion
+HEADLINE_N = 64
+
+
+@dataclass
+class BenchConfig:
+    num_envs: tuple[int, ...] = (1, 16, 64, 256)
+    control_modes: tuple[str, ...] = CONTROL_MODES
+    repeats: int = 7
+    block_seconds: float = 1.5        # timed seconds per block (at least)
+    min_steps: int = 10               # control steps per block (at least)
+    maniskill: bool = True
+    reset_heavy: bool = True
+    sim_backends: tuple[str, ...] = ("physx_cpu",)
+    seed: int = 0
+    label: str = "full"
+
+    @classmethod
+    def quick(cls) -> "BenchConfig":
+        return cls(repeats=3, block_seconds=0.35, min_steps=5, label="quick")
+
+    @classmethod
+    def dry_run(cls) -> "BenchConfig":
+        return cls(num_envs=(1, 2), repeats=1, block_seconds=0.0, min_steps=2, label="dry-run")
+
+
+def _cases_for(n: int, cfg: BenchConfig) -> list[Case]:
+    cases = []
+    for backend in cfg.sim_backends:
+        cases += [Case("robosim", mode, n, "step", backend) for mode in cfg.control_modes]
+        if cfg.reset_heavy:
+            cases.append(Case("robosim", CEILING_MODE, n, "reset_heavy", backend))
+    cases += [Case("ceiling", CEILING_MODE, n, "random"), Case("ceiling", "hold", n, "hold")]
+    return cases
+
+
+def run(cfg: BenchConfig, progress: bool = True) -> dict:
+    """Run every case and return the result document (also what `--json` writes)."""
+    load_before = os.getloadavg()
+    started = _dt.datetime.now().astimezone()
+    ms_envs: dict[str, Case] = {}
+    if cfg.maniskill:
+        for mode in cfg.control_modes:
+            ms_envs[mode] = Case("maniskill", mode, 1)
+            ms_envs[mode].setup()
+            ms_envs[mode].run_block(0.0, 3, cfg.seed)       # warm-up, not recorded
+            ms_envs[mode].rates.clear()
+
+    groups = []
+    blocks_per_group = lambda cases: cfg.repeats * (len(cases) + len(ms_envs))  # noqa: E731
+    total = sum(blocks_per_group(_cases_for(n, cfg)) for n in cfg.num_envs)
+    bar = tqdm(total=total, desc="robosim bench", unit="block", disable=not progress)
+    try:
+        for n in cfg.num_envs:
+            cases = _cases_for(n, cfg)
+            bar.set_postfix_str(f"building N={n}")
+            for case in cases:
+                case.setup()
+                case.run_block(0.0, 3, cfg.seed)             # warm-up, not recorded
+                case.rates.clear()
+            paired = {mode: [] for mode in ms_envs}
+            order = cases + list(ms_envs.values())
+            for rep in range(cfg.repeats):
+                for case in (order if rep % 2 == 0 else order[::-1]):
+                    bar.set_postfix_str(f"N={n} {case.system} {case.control_mode} {case.variant}")
+                    result = case.run_block(cfg.block_seconds, cfg.min_steps, cfg.seed + rep)
+                    if case.system == "maniskill":
+                        paired[case.control_mode].append(result.rate)
+                    bar.update(1)
+            for case in cases:
+                case.close()
+            groups.append((n, cases, paired))
+    finally:
+        bar.close()
+        for case in ms_envs.values():
+            case.close()
+    return _document(cfg, groups, ms_envs, started, load_before)
+
+
+# -- summary ---------------------------------------------------------------------------
+def _case_record(case: Case) -> dict:
+    rates = case.rates
+    med = median(rates)
+    return {
+        "system": case.system, "control_mode": case.control_mode, "variant": case.variant,
+        "sim_backend": case.sim_backend, "num_envs": case.num_envs,
+        "env_steps_per_s": med,
+        "us_per_env_step": 1e6 / med if med > 0 else None,
+        "runs": rates,
+        "spread": (max(rates) - min(rates)) / med if len(rates) > 1 and med > 0 else None,
+        "rss_delta_mb": round(case.rss_delta_mb, 1), "build_seconds": round(case.build_seconds, 2),
+    }
+
+
+def _document(cfg, groups, ms_envs, started, load_before) -> dict:
+    rows, ratios = [], []
+    for n, cases, paired in groups:
+        rows += [_case_record(c) for c in cases]
+        by = {(c.system, c.control_mode, c.variant, c.sim_backend): median(c.rates) for c in cases}
+        ceiling = by.get(("ceiling", CEILING_MODE, "random", "physx_cpu"))
+        for backend in cfg.sim_backends:
+            for mode in cfg.control_modes:
+                rate = by[("robosim", mode, "step", backend)]
+                ms = median(paired.get(mode, []))
+                ratios.append({
+                    "num_envs": n, "control_mode": mode, "sim_backend": backend,
+                    "robosim_env_steps_per_s": rate,
+                    "maniskill_env_steps_per_s": ms if ms == ms else None,
+                    "vs_maniskill": rate / ms if ms == ms and ms > 0 else None,
+                    "ceiling_env_steps_per_s": ceiling,
+                    "vs_ceiling": rate / ceiling if ceiling else None,
+                })
+    rows += [_case_record(c) for c in ms_envs.values()]
+    spreads = [r["spread"] for r in rows if r["spread"] is not None]
+    return {
+        "schema": "robosim-bench/1",
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(cfg).items()},
+        "machine": _machine(),
+        "started": started.isoformat(timespec="seconds"),
+        "finished": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "load_average_before": load_before, "load_average_after": os.getloadavg(),
+        "noise": {"median_spread": median(spreads) if spreads else None,
+                  "max_spread": max(spreads) if spreads else None,
+                  "note": "spread = (max - min) / median of a case's blocks"},
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "physx_cuda": ("measured" if "physx_cuda" in cfg.sim_backends
+                       else "not measured (no CUDA device)" if not torch.cuda.is_available()
+                       else "not requested"),
+        "cases": rows,
+        "ratios": ratios,
+    }
+
+
+def _machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), cpu)
+    except OSError:
+        pass
+    import sapien
+
+    versions = {"python": platform.python_version(), "torch": torch.__version__, "sapien": sapien.__version__}
+    try:
+        import mani_skill
+
+        versions["mani_skill"] = mani_skill.__version__
+    except Exception:  # noqa: BLE001  (ManiSkill is optional for the report itself)
+        pass
+    return {"host": socket.gethostname(), "cpu": cpu, "logical_cpus": os.cpu_count(),
+            "platform": platform.platform(), "versions": versions, "git_commit": _git_commit()}
+
+
+def _git_commit() -> str | None:
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True,
+                             timeout=5)
+        return out.stdout.strip() or None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def write_json_atomic(doc: dict, path: str) -> None:
+    """Write `doc` to a temp file beside `path`, then rename it over `path`: a reader
+    never sees a half-written file, even if the run is killed while writing."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".bench-", suffix=".json.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# -- text report -------------------------------------------------------------------------
+def format_report(doc: dict) -> str:
+    cfg = doc["config"]
+    ns = cfg["num_envs"]
+    lines = [f"robosim bench ({cfg['label']}) on {doc['machine']['cpu']}, {doc['machine']['logical_cpus']} logical CPUs, "
+             f"{doc['started'][:10]}; medians of {cfg['repeats']} alternating blocks"]
+    if cfg["label"] == "dry-run":
+        lines.append("DRY RUN: a few steps per case to check that everything runs; the numbers mean nothing.")
+    head = f"{'env-steps/s':<44}" + "".join(f"{'N=' + str(n):>10}" for n in ns)
+    lines += ["", head, "-" * len(head)]
+
+    def row_for(system, mode, variant, backend="physx_cpu"):
+        return {r["num_envs"]: r for r in doc["cases"]
+                if (r["system"], r["control_mode"], r["variant"], r["sim_backend"]) == (system, mode, variant, backend)}
+
+    labels = []
+    for backend in cfg["sim_backends"]:
+        suffix = "" if backend == "physx_cpu" else f" [{backend}]"
+        for mode in cfg["control_modes"]:
+            labels.append((f"robosim {mode}{suffix}", ("robosim", mode, "step", backend)))
+        if cfg["reset_heavy"]:
+            labels.append((f"robosim {CEILING_MODE} reset-heavy{suffix}",
+                           ("robosim", CEILING_MODE, "reset_heavy", backend)))
+    labels += [("PhysX ceiling (random joint targets)", ("ceiling", CEILING_MODE, "random", "physx_cpu")),
+               ("PhysX ceiling (targets held, bodies asleep)", ("ceiling", "hold", "hold", "physx_cpu"))]
+    for label, key in labels:
+        row = row_for(*key)
+        lines.append(f"{label:<44}" + "".join(_fmt(row.get(n, {}).get("env_steps_per_s")) for n in ns))
+        if key[0] == "robosim":
+            lines.append(f"{'  us per env-step':<44}" + "".join(_fmt(row.get(n, {}).get("us_per_env_step")) for n in ns))
+    for mode in cfg["control_modes"]:
+        row = row_for("maniskill", mode, "step")
+        if row:
+            lines.append(f"{'ManiSkill3 ' + mode + ' (1 env/process)':<44}{_fmt(row[1]['env_steps_per_s'])}")
+
+    lines.append("")
+    for r in doc["ratios"]:
+        if r["num_envs"] != HEADLINE_N and HEADLINE_N in ns:
+            continue
+        backend = "" if r["sim_backend"] == "physx_cpu" else f" [{r['sim_backend']}]"
+        vs_ms = f"{r['vs_maniskill']:.1f}x ManiSkill3" if r["vs_maniskill"] else "ManiSkill3 not run"
+        vs_c = f"{r['vs_ceiling']:.0%} of the PhysX ceiling" if r["vs_ceiling"] else ""
+        lines.append(f"N={r['num_envs']} {r['control_mode']}{backend}: robosim = {vs_ms}, {vs_c}")
+    noise = doc["noise"]
+    if noise["median_spread"] is not None:
+        lines.append(f"noise: block-to-block spread median {noise['median_spread']:.0%}, max {noise['max_spread']:.0%}; "
+                     f"load average {doc['load_average_before'][0]:.2f} before, {doc['load_average_after'][0]:.2f} after")
+    lines.append(f"peak RSS {doc['peak_rss_mb']:.0f} MB; physx_cuda: {doc['physx_cuda']}")
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if value is None or value != value:
+        return f"{'-':>10}"
+    return f"{value:>10,.0f}" if value >= 100 else f"{value:>10.1f}"
