@@ -42,12 +42,14 @@ class SimScene:
     concatenation of every view's state in build order (`state_dim` entries)."""
 
     backend = "physx_cpu"
+    actor_view_class = ActorView
+    articulation_view_class = ArticulationView
 
     def __init__(self, num_envs: int, sim_freq: int):
         self.num_envs = num_envs
         self.sim_freq = sim_freq
         self.device = torch.device("cpu")
-        self.origins = env_origins(num_envs)                        # float64 (N, 3)
+        self.origins = self._env_origins(num_envs)                  # float64 (N, 3)
         self._origins32 = self.origins.numpy().astype(np.float32)   # exact: multiples of 0.5 m
         self.physx = self._make_physx_system()
         self.physx.set_timestep(1.0 / sim_freq)
@@ -56,6 +58,9 @@ class SimScene:
         self.articulations: dict[str, ArticulationView] = {}
 
     # -- construction -----------------------------------------------------------------
+    def _env_origins(self, num_envs: int) -> torch.Tensor:
+        return env_origins(num_envs)
+
     def _make_physx_system(self) -> sapien.physx.PhysxSystem:
         return sapien.physx.PhysxCpuSystem()
 
@@ -82,7 +87,7 @@ class SimScene:
         """Call `build(scene, env_index)` once per env; returns the batched view."""
         if name in self.actors:
             raise ValueError(f"actor name {name!r} is already used in this scene")
-        view = ActorView(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32)
+        view = self.actor_view_class(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32)
         self.actors[name] = view
         return view
 
@@ -92,7 +97,8 @@ class SimScene:
         """Call `load(scene, env_index)` once per env; returns the batched view."""
         if name in self.articulations:
             raise ValueError(f"articulation name {name!r} is already used in this scene")
-        view = ArticulationView(name, [load(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32)
+        view = self.articulation_view_class(name, [load(s, i) for i, s in enumerate(self.sub_scenes)],
+                                            self._origins32)
         self.articulations[name] = view
         return view
 
