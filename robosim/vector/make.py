@@ -1,0 +1,32 @@
+"""Constructors: `make_vec` for robosim tasks, `make_list_vec` for lists of gymnasium envs."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import torch
+from gymnasium.vector import AutoresetMode
+
+from robosim.envs import make
+from robosim.vector.autoreset import BatchedVectorEnv, to_autoreset_mode
+from robosim.vector.list_env import ListBatchedEnv, ListVecEnv
+
+
+def make_vec(task_id: str, num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+             **env_kwargs: Any) -> BatchedVectorEnv:
+    """A gymnasium VectorEnv of `num_envs` envs of `task_id`, stepped as one batch.
+
+    env_kwargs go to `robosim.make` (obs_mode, control_mode, reward_mode,
+    max_episode_steps, ...). Outputs are torch tensors with leading dim num_envs on the
+    env's device; wrap in `robosim.vector.TorchToNumpy` for numpy consumers."""
+    mode = to_autoreset_mode(autoreset_mode)  # fail before the (slow) scene build
+    return BatchedVectorEnv(make(task_id, num_envs=num_envs, **env_kwargs), mode)
+
+
+def make_list_vec(envs: ListVecEnv | Sequence[gym.Env] | Sequence[Callable[[], gym.Env]],
+                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                  device: str | torch.device = "cpu") -> BatchedVectorEnv:
+    """A gymnasium VectorEnv (torch outputs) over a list of ordinary gymnasium envs or
+    env factories; env i is seeded seed + i, as in gymnasium's SyncVectorEnv."""
+    mode = to_autoreset_mode(autoreset_mode)
+    return BatchedVectorEnv(ListBatchedEnv(envs, device=device), mode)

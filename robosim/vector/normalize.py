@@ -1,0 +1,194 @@
+"""Observation and reward normalization for torch vector envs (MASA's VecNormWrapper,
+SB3's VecNormalize), in all three autoreset modes.
+
+Statistics are float64 running mean/variance (Chan et al.'s parallel update, starting
+from zero samples: after any number of updates they equal the mean and population
+variance of every sample seen). Place it inside TorchToNumpy, not outside.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium as gym
+import torch
+from gymnasium.vector import AutoresetMode
+
+
+
+class RunningMeanStd:
+    """Running mean and population variance of samples of shape `shape`, float64."""
+
+    def __init__(self, shape: tuple[int, ...] = (), device: str | torch.device = "cpu"):
+        self.mean = torch.zeros(shape, dtype=torch.float64, device=device)
+        self.var = torch.ones(shape, dtype=torch.float64, device=device)
+        self.count = 0
+
+    def update(self, x: torch.Tensor) -> None:
+        """Add a batch x (B, *shape) of samples (B may be 0)."""
+        if x.shape[0] == 0:
+            return
+        x = x.to(torch.float64)
+        batch_mean, batch_var, n = x.mean(dim=0), x.var(dim=0, unbiased=False), x.shape[0]
+        if self.count == 0:
+            self.mean, self.var, self.count = batch_mean, batch_var, n
+            return
+        total = self.count + n
+        delta = batch_mean - self.mean
+        m2 = self.var * self.count + batch_var * n + delta.square() * self.count * n / total
+        self.mean = self.mean + delta * n / total
+        self.var, self.count = m2 / total, total
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean.clone(), "var": self.var.clone(), "count": self.count}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if tuple(state["mean"].shape) != tuple(self.mean.shape):
+            raise ValueError(f"state['mean'] must have shape {tuple(self.mean.shape)}, got {tuple(state['mean'].shape)}")
+        device = self.mean.device
+        self.mean = state["mean"].to(device, torch.float64).clone()
+        self.var = state["var"].to(device, torch.float64).clone()
+        self.count = int(state["count"])
+
+
+def _leaves(obs: Any, prefix: str = "") -> dict[str, torch.Tensor]:
+    """Floating leaves of an obs tree by path ("agent/qpos"), for per-key statistics."""
+    if isinstance(obs, dict):
+        out: dict[str, torch.Tensor] = {}
+        for key, value in obs.items():
+            out.update(_leaves(value, f"{prefix}{key}/"))
+        return out
+    return {prefix.rstrip("/") or "obs": obs} if obs.dtype.is_floating_point else {}
+
+
+def _positive(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+class NormalizeVecEnv(gym.vector.VectorWrapper):
+    """Normalize obs to (obs - mean) / sqrt(var + eps) clipped to [-clip_obs, clip_obs]
+    (each floating obs entry separately for Dict spaces) and rewards to
+    reward / sqrt(var(returns) + eps) clipped to [-clip_rew, clip_rew], where returns
+    are per-env discounted returns R <- gamma * R + r, zeroed when an episode ends.
+
+    training=True updates the statistics (obs: every returned row that is a new
+    observation; returns: every env that took a real transition), training=False
+    freezes them. info["final_obs"] (SAME_STEP) is normalized too, without updating.
+    Raw values of the last call: `raw_obs`, `raw_reward`. Dtypes of obs are kept."""
+
+    def __init__(self, env: gym.vector.VectorEnv, norm_obs: bool = True, norm_rew: bool = True,
+                 training: bool = True, clip_obs: float = 10.0, clip_rew: float = 10.0,
+                 gamma: float = 0.99, eps: float = 1e-8):
+        super().__init__(env)
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma <= 1.0:
+            raise ValueError(f"gamma must be a number in [0, 1], got {gamma!r}")
+        self.clip_obs, self.clip_rew = _positive("clip_obs", clip_obs), _positive("clip_rew", clip_rew)
+        self.eps, self.gamma = _positive("eps", eps), float(gamma)
+        self.norm_obs, self.norm_rew, self.training = bool(norm_obs), bool(norm_rew), bool(training)
+        self.device = torch.device(getattr(env, "device", "cpu"))
+        self.autoreset_mode = self.env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        self.obs_rms: dict[str, RunningMeanStd] | None = None  # built from the first obs
+        self.ret_rms = RunningMeanStd((), self.device)
+        self.returns = torch.zeros(self.num_envs, dtype=torch.float64, device=self.device)
+        self._fresh = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self.raw_obs: Any = None
+        self.raw_reward: torch.Tensor | None = None
+
+    # -- gymnasium API --------------------------------------------------------------------
+    def reset(self, *, seed: Any = None, options: dict | None = None) -> tuple[Any, dict]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        rows = self._reset_rows(options)
+        self.returns[rows] = 0.0
+        self._fresh[rows] = False
+        self.raw_obs = obs
+        self._update_obs(obs, rows)
+        return self.normalize_obs(obs), info
+
+    def step(self, actions: Any) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        self.raw_obs, self.raw_reward = obs, reward
+        done = terminated | truncated
+        # NEXT_STEP: envs reset by this step took no transition (reward 0 by contract)
+        moved = ~self._fresh if self.autoreset_mode == AutoresetMode.NEXT_STEP else torch.ones_like(done)
+        self._update_obs(obs, torch.ones_like(done))
+        self.returns = torch.where(moved, self.returns * self.gamma + reward.to(torch.float64), self.returns)
+        if self.training and self.norm_rew:
+            self.ret_rms.update(self.returns[moved])
+        out_reward = self.normalize_reward(reward)
+        self.returns = torch.where(done, torch.zeros_like(self.returns), self.returns)
+        self._fresh = done.clone()
+        if "final_obs" in info:
+            info = dict(info)
+            info["final_obs"] = self.normalize_obs(info["final_obs"])
+        return self.normalize_obs(obs), out_reward, terminated, truncated, info
+
+    # -- normalization ---------------------------------------------------------------------
+    def normalize_obs(self, obs: Any) -> Any:
+        """obs tree -> normalized, clipped obs tree (same dtypes); identity if norm_obs is False."""
+        if not self.norm_obs or self.obs_rms is None:
+            return obs
+        return self._map_leaves(obs, "", lambda path, x: torch.clamp(
+            (x.to(torch.float64) - self.obs_rms[path].mean) / torch.sqrt(self.obs_rms[path].var + self.eps),
+            -self.clip_obs, self.clip_obs).to(x.dtype))
+
+    def normalize_reward(self, reward: torch.Tensor) -> torch.Tensor:
+        """reward (N,) -> reward / sqrt(var(returns) + eps), clipped; same dtype."""
+        if not self.norm_rew:
+            return reward
+        scaled = reward.to(torch.float64) / torch.sqrt(self.ret_rms.var + self.eps)
+        return torch.clamp(scaled, -self.clip_rew, self.clip_rew).to(reward.dtype)
+
+    def _map_leaves(self, obs: Any, prefix: str, fn) -> Any:
+        if isinstance(obs, dict):
+            return {k: self._map_leaves(v, f"{prefix}{k}/", fn) for k, v in obs.items()}
+        path = prefix.rstrip("/") or "obs"
+        return fn(path, obs) if path in self.obs_rms else obs
+
+    def _update_obs(self, obs: Any, rows: torch.Tensor) -> None:
+        if not self.norm_obs:
+            return
+        leaves = _leaves(obs)
+        if self.obs_rms is None:
+            self.obs_rms = {p: RunningMeanStd(tuple(x.shape[1:]), self.device) for p, x in leaves.items()}
+        if self.training:
+            for path, x in leaves.items():
+                self.obs_rms[path].update(x[rows.to(x.device)])
+
+    def _reset_rows(self, options: dict | None) -> torch.Tensor:
+        """bool (N,): the envs a reset call touched (all unless reset_mask/env_idx)."""
+        rows = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        if options and options.get("reset_mask") is not None:
+            rows = torch.as_tensor(options["reset_mask"], device=self.device).to(torch.bool)
+        elif options and options.get("env_idx") is not None:
+            rows = torch.zeros_like(rows)
+            rows[torch.as_tensor(options["env_idx"], device=self.device).long()] = True
+        return rows
+
+    # -- statistics I/O ---------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Statistics and settings, as tensors and numbers (torch.save-able)."""
+        return {
+            "obs_rms": None if self.obs_rms is None else {p: r.state_dict() for p, r in self.obs_rms.items()},
+            "ret_rms": self.ret_rms.state_dict(),
+            "settings": {"clip_obs": self.clip_obs, "clip_rew": self.clip_rew, "gamma": self.gamma, "eps": self.eps},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if not isinstance(state, dict) or not {"obs_rms", "ret_rms"} <= set(state):
+            raise ValueError(f"state must be a dict from NormalizeVecEnv.state_dict(), got keys "
+                             f"{sorted(state) if isinstance(state, dict) else type(state).__name__}")
+        if state["obs_rms"] is not None:
+            self.obs_rms = {}
+            for path, rms_state in state["obs_rms"].items():
+                rms = RunningMeanStd(tuple(rms_state["mean"].shape), self.device)
+                rms.load_state_dict(rms_state)
+                self.obs_rms[path] = rms
+        self.ret_rms.load_state_dict(state["ret_rms"])
+
+    def save(self, path: str | os.PathLike) -> None:
+        torch.save(self.state_dict(), path)
+
+    def load(self, path: str | os.PathLike) -> None:
+        self.load_state_dict(torch.load(path, weights_only=True))

@@ -1,0 +1,60 @@
+"""TorchToNumpy: robosim's torch vector envs for numpy consumers (gymnasium's vector
+wrappers, Stable-Baselines3, plain numpy training loops)."""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from robosim.vector import tree
+
+
+def to_numpy(value: Any) -> Any:
+    """Every torch tensor in a dict/tuple tree -> numpy array (on CPU)."""
+    return tree.tree_map(lambda x: x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, value)
+
+
+def to_torch(value: Any, device: torch.device) -> Any:
+    """Every numeric numpy array in a dict/tuple tree -> torch tensor on device."""
+    return tree.tree_map(
+        lambda x: torch.as_tensor(x, device=device) if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" else x, value)
+
+
+def _unbatch_final_obs(final_obs: Any, mask: np.ndarray) -> np.ndarray:
+    """Gymnasium's layout: an object array (N,) with env i's final obs where mask[i], else None."""
+    out = np.full(mask.shape[0], None, dtype=object)
+    for i in np.flatnonzero(mask):
+        out[i] = tree.tree_map(lambda x: x[i], final_obs)
+    return out
+
+
+class TorchToNumpy(gym.vector.VectorWrapper):
+    """Numpy in, numpy out over a torch vector env (e.g. robosim.make_vec(...)).
+
+    actions: numpy (N, ...) -> torch on the env's device. Outputs: obs (N, ...),
+    reward (N,), terminated/truncated bool (N,) and info as numpy. In SAME_STEP mode
+    info["final_obs"] becomes gymnasium's object array (N,) of per-env obs (None where
+    `_final_obs` is False), so code written for gymnasium's SyncVectorEnv runs
+    unchanged; everything else keeps its batched layout."""
+
+    def __init__(self, env: gym.vector.VectorEnv):
+        super().__init__(env)
+        self.device = torch.device(getattr(env, "device", "cpu"))
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        return to_numpy(obs), self._info(info)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(to_torch(actions, self.device))
+        return to_numpy(obs), to_numpy(reward), to_numpy(terminated), to_numpy(truncated), self._info(info)
+
+    def _info(self, info: dict) -> dict:
+        info = dict(info)
+        final_obs = info.pop("final_obs", None)
+        info = to_numpy(info)
+        if final_obs is not None:
+            info["final_obs"] = _unbatch_final_obs(to_numpy(final_obs), info["_final_obs"])
+        return info

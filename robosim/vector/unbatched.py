@@ -1,0 +1,61 @@
+"""UnbatchedEnv: a num_envs=1 robosim env as an ordinary single gymnasium.Env (numpy).
+
+This is what gymnasium's own SyncVectorEnv, its env checker and single-env libraries
+expect: obs shaped like `single_observation_space`, a float reward, bool flags."""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from robosim.vector import tree
+
+
+def _row0(value: Any) -> Any:
+    """Row 0 of a batched tensor as numpy: 0-d bools -> bool, other 0-d -> numpy scalar."""
+    if isinstance(value, dict):
+        return {k: _row0(v) for k, v in value.items()}
+    if not isinstance(value, torch.Tensor):
+        return value
+    row = value[0].detach().cpu().numpy()
+    if row.ndim == 0:
+        return bool(row) if row.dtype == np.bool_ else row[()]
+    return row
+
+
+class UnbatchedEnv(gym.Env):
+    """Wrap a batched env with num_envs == 1 (e.g. `robosim.make(..., num_envs=1)`).
+
+    reset(seed, options) -> (obs, info); step(action (A,)) -> (obs, float reward,
+    bool terminated, bool truncated, info); obs are numpy arrays (dicts of them for
+    Dict spaces) of the single observation space's shape and dtype. The env does not
+    reset itself; seeding follows the batched env (seed s here == env 0 seeded s)."""
+
+    def __init__(self, env: Any):
+        if getattr(env, "num_envs", None) != 1:
+            raise ValueError(f"env must be a batched env with num_envs=1, got num_envs={getattr(env, 'num_envs', None)!r}")
+        self.env = env
+        self.observation_space = env.single_observation_space
+        self.action_space = env.single_action_space
+        self.metadata = dict(getattr(env, "metadata", {}) or {})
+        self.render_mode = getattr(env, "render_mode", None)
+        self.device = torch.device(env.device)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        obs, info = self.env.reset(seed=seed, options=options)
+        return _row0(obs), _row0(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        batched = tree.tree_map(lambda a: torch.as_tensor(np.asarray(a), device=self.device).unsqueeze(0), action)
+        obs, reward, terminated, truncated, info = self.env.step(batched)
+        return _row0(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _row0(info)
+
+    def render(self) -> Any:
+        frames = self.env.render()
+        return None if frames is None else frames[0].cpu().numpy()
+
+    def close(self) -> None:
+        self.env.close()
