@@ -6,6 +6,13 @@ state:      the state_dict leaves concatenated in that order, float32 (N, D).
             Goal-conditioned tasks return {"observation": (N, D), "achieved_goal":
             (N, G), "desired_goal": (N, G)} instead (panda-gym's GoalEnv layout).
 none:       float32 (N, 0).
+Camera modes (rgb, depth, rgbd, segmentation) add to the state_dict tree
+            "sensor_param": {camera: {intrinsic_cv, extrinsic_cv, cam2env_gl}} and
+            "sensor_data": {camera: {rgb uint8 (N, H, W, 3) | depth float32 (N, H, W, 1) m
+            | segmentation int16 (N, H, W, 1)}}; rgbd = rgb + depth.
+pointcloud: the state_dict tree plus "pointcloud": {xyzw float32 (N, P, 4), rgb uint8
+            (N, P, 3), segmentation int16 (N, P, 1)}, xyz in the env frame.
+            Dtypes, units and frames of camera data: robosim/sensors/sensor_cameras.py.
 Units m, rad, m/s, rad/s; poses [xyz, wxyz] in the env frame.
 """
 from __future__ import annotations
@@ -19,7 +26,10 @@ import torch
 if TYPE_CHECKING:
     from robosim.envs.base_env import BaseEnv
 
-OBS_MODES = ("state", "state_dict", "none")
+IMAGE_OBS_KINDS = {"rgb": ("rgb",), "depth": ("depth",), "rgbd": ("rgb", "depth"),
+                   "segmentation": ("segmentation",)}
+CAMERA_OBS_MODES = (*IMAGE_OBS_KINDS, "pointcloud")
+OBS_MODES = ("state", "state_dict", "none", *CAMERA_OBS_MODES)
 
 
 def flatten_obs(tree: dict[str, Any]) -> torch.Tensor:
@@ -33,7 +43,12 @@ def flatten_obs(tree: dict[str, Any]) -> torch.Tensor:
 def _space_of(value: Any) -> gym.spaces.Space:
     if isinstance(value, dict):
         return gym.spaces.Dict({k: _space_of(v) for k, v in value.items()})
-    return gym.spaces.Box(-np.inf, np.inf, tuple(value.shape[1:]), dtype=np.float32)
+    shape = tuple(value.shape[1:])
+    if value.dtype == torch.uint8:
+        return gym.spaces.Box(0, 255, shape, dtype=np.uint8)
+    if value.dtype == torch.int16:
+        return gym.spaces.Box(0, np.iinfo(np.int16).max, shape, dtype=np.int16)
+    return gym.spaces.Box(-np.inf, np.inf, shape, dtype=np.float32)
 
 
 class ObservationBuilder:
@@ -55,6 +70,14 @@ class ObservationBuilder:
             return torch.zeros(self.env.num_envs, 0, device=self.env.device)
         tree = self.state_dict(info)
         if mode == "state_dict":
+            return tree
+        if mode in CAMERA_OBS_MODES:
+            sensors = self.env.cameras.sensors
+            if mode == "pointcloud":
+                tree["pointcloud"] = sensors.pointcloud()
+            else:
+                tree["sensor_param"] = sensors.params()
+                tree["sensor_data"] = sensors.capture(IMAGE_OBS_KINDS[mode])
             return tree
         task = self.env.task
         if task.goal_conditioned:

@@ -23,6 +23,7 @@ import torch
 
 from robosim.agents.panda import rest_qpos
 from robosim.randomization import BatchRandom
+from robosim.sensors.camera import CameraConfig
 from robosim.sim import SimScene
 
 if TYPE_CHECKING:
@@ -39,6 +40,11 @@ class Task:
     goal_conditioned: bool = False      # True: obs is {observation, achieved_goal, desired_goal}
     robot_base_position = (-0.615, 0.0, 0.0)
     max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward
+    # cameras of the camera obs modes and render_mode="sensors" (env kwarg sensor_configs
+    # overrides resolution, pose, ...); default: ManiSkill3's "base_camera" view
+    sensor_cameras: tuple[CameraConfig, ...] = (
+        CameraConfig.looking_at("base_camera", eye=(0.3, 0.0, 0.6), target=(-0.1, 0.0, 0.1)),
+    )
 
     def __init__(self, env: "BaseEnv"):
         self.env = env
