@@ -93,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError, FileNotFoundError) as err:  # bad input: one clear line, no traceback
+        print(f"robosim {args.command}: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
