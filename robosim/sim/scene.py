@@ -4,10 +4,10 @@ Backend `physx_cpu`: every env is its own `sapien.Scene` (so it keeps its own re
 world and cameras) and all of them share ONE `PhysxCpuSystem`, spaced apart on the grid
 of `layout.env_origins`. One `system.step()` advances every env.
 
-Why this layout (measured on the project's 2-core machine, Panda + cube, 100 Hz):
-  one sapien.Scene + PhysxCpuSystem per env ........ ~21k env-substeps/s
-  all envs in one shared PhysxCpuSystem (16 envs) ... ~110k env-substeps/s (robot
-      links without gravity, drives holding still; DESIGN.md quotes 45-52k with gravity)
+Why this layout (measured 2026-11-21 on the project's 2-core machine: 16 envs of Panda +
+cube at 100 Hz, robot links without gravity, median of 3 alternating runs of 300 steps):
+  one PhysxCpuSystem per env ............ ~64k env-substeps/s
+  all envs in one shared PhysxCpuSystem ... ~137k env-substeps/s (2.1x)
 Stepping one system amortizes PhysX's per-step fixed cost over all envs, while separate
 render systems keep each env's camera view free of its neighbours.
 """
