@@ -143,6 +143,19 @@ class SerialChain:
                 _Joint(rpy_to_matrix(*rpy), torch.tensor(xyz, dtype=torch.float64), axis / axis.norm(),
                        len(self.joint_names) - 1 if movable else -1)
             )
+        # (q, frames) of the last evaluation: one control step asks for the same q's FK
+        # several times (reward, success, obs, the next step's IK Jacobian)
+        self._last: tuple[torch.Tensor, list] | None = None
+
+    def _cached_frames(self, q: torch.Tensor) -> list:
+        """The frames of `_frames(q)`, reused while q is bit-for-bit the last q."""
+        last = self._last
+        if (last is not None and last[0].shape == q.shape and last[0].dtype == q.dtype
+                and last[0].device == q.device and torch.equal(last[0], q)):
+            return last[1]
+        frames = list(self._frames(q))
+        self._last = (q.detach().clone(), frames)
+        return frames
 
     def _frames(self, q: torch.Tensor):
         """Yield (R, p, axis_world | None) of every joint frame after its rotation."""
@@ -161,21 +174,20 @@ class SerialChain:
 
     def forward(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3)."""
-        rot = pos = None
-        for rot, pos, _ in self._frames(q):
-            pass
-        return pos, rot
+        rot, pos, _ = self._cached_frames(q)[-1]
+        return pos.clone(), rot.clone()
 
     def jacobian(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Geometric Jacobian (B, 6, dof) of the tip in the root frame [linear; angular],
         with the tip position (B, 3) and rotation (B, 3, 3)."""
         axes, origins = [], []
-        rot = pos = None
-        for rot, pos, axis_world in self._frames(q):
+        frames = self._cached_frames(q)
+        for _, pos, axis_world in frames:
             if axis_world is not None:
                 axes.append(axis_world)
                 origins.append(pos)
+        rot, pos, _ = frames[-1]
         z = torch.stack(axes, dim=-1)                                # (B, 3, dof)
         r = pos.unsqueeze(-1) - torch.stack(origins, dim=-1)         # (B, 3, dof)
         linear = torch.linalg.cross(z, r, dim=-2)
-        return torch.cat([linear, z], dim=-2), pos, rot
+        return torch.cat([linear, z], dim=-2), pos.clone(), rot.clone()
