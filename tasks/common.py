@@ -52,11 +52,11 @@ def place_on_ground(rng: BatchRandom, half_size: float, xy_low: float, xy_high: 
     """(M, 7) poses of cubes resting on the ground at uniform xy with uniform yaw."""
     xy = rng.uniform(xy_low, xy_high, (2,))
     yaw = rng.uniform(0.0, 2 * math.pi)
-    z = torch.full((len(rng), 1), half_size)
+    z = torch.full((len(rng), 1), half_size, device=rng.device)
     return torch.cat([xy, z, yaw_quat(yaw)], dim=1)
 
 
 def identity_poses(n: int, positions: torch.Tensor) -> torch.Tensor:
     """(n, 7) poses at `positions` (n, 3) with identity rotation."""
-    quat = torch.tensor([1.0, 0.0, 0.0, 0.0]).expand(n, 4)
+    quat = positions.new_tensor([1.0, 0.0, 0.0, 0.0]).expand(n, 4)
     return torch.cat([positions, quat], dim=1)

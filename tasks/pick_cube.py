@@ -34,13 +34,13 @@ class PickCubeTask(Task):
     def build_scene(self, sim, rng):
         self.cube = build_cube(sim, "cube", CUBE_HALF, [0.9, 0.15, 0.15, 1.0])
         self.goal_marker = build_goal_marker(sim, "goal", GOAL_THRESHOLD, [0.1, 0.8, 0.2, 0.6])
-        self.goal_pos = torch.zeros(self.num_envs, 3)
+        self.goal_pos = torch.zeros(self.num_envs, 3, device=self.device)
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
         pose = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
         self.cube.set_pose(pose, env_idx)
-        self.cube.set_velocity(torch.zeros(len(env_idx), 6), env_idx)
+        self.cube.set_velocity(pose.new_zeros(len(env_idx), 6), env_idx)
         goal_xy = rng.uniform(-0.1, 0.1, (2,))
         goal_z = rng.uniform(0.0, 0.3, (1,)) + CUBE_HALF
         self.goal_pos[env_idx] = torch.cat([goal_xy, goal_z], dim=1)
@@ -54,7 +54,7 @@ class PickCubeTask(Task):
         static = qvel[:, :7].norm(dim=1) < 0.2
         return {
             "success": placed & static,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_obj_placed": placed,
             "is_robot_static": static,
             "is_grasped": is_grasped(self.robot, qpos, obj_pos, CUBE_HALF),

@@ -24,28 +24,28 @@ class PushCubeTask(Task):
     def build_scene(self, sim, rng):
         self.cube = build_cube(sim, "cube", CUBE_HALF, [0.15, 0.35, 0.9, 1.0])
         self.goal_marker = build_goal_marker(sim, "goal", 0.02, [0.9, 0.2, 0.2, 0.6])
-        self.goal_pos = torch.zeros(self.num_envs, 3)
+        self.goal_pos = torch.zeros(self.num_envs, 3, device=self.device)
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
         pose = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
-        pose[:, 3:] = torch.tensor([1.0, 0.0, 0.0, 0.0])   # faces square to the push direction
+        pose[:, 3:] = pose.new_tensor([1.0, 0.0, 0.0, 0.0])   # faces square to the push direction
         self.cube.set_pose(pose, env_idx)
-        self.cube.set_velocity(torch.zeros(len(env_idx), 6), env_idx)
-        goal = pose[:, :3] + torch.tensor([PUSH_DISTANCE, 0.0, 0.0])
+        self.cube.set_velocity(pose.new_zeros(len(env_idx), 6), env_idx)
+        goal = pose[:, :3] + pose.new_tensor([PUSH_DISTANCE, 0.0, 0.0])
         goal[:, 2] = 1e-3
         self.goal_pos[env_idx] = goal
         self.goal_marker.set_pose(identity_poses(len(env_idx), goal), env_idx)
 
     def _push_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
-        return obj_pos + torch.tensor([-CUBE_HALF - 0.005, 0.0, 0.0])
+        return obj_pos + obj_pos.new_tensor([-CUBE_HALF - 0.005, 0.0, 0.0])
 
     def evaluate(self):
         obj_pos = self.cube.pose()[:, :3]
         xy_dist = (obj_pos[:, :2] - self.goal_pos[:, :2]).norm(dim=1)
         return {
             "success": xy_dist < GOAL_RADIUS,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "obj_to_goal_dist": xy_dist,
         }
 
@@ -82,8 +82,8 @@ class PushCubePolicy(PhasePolicy):
         obj_pos = task.cube.pose()[:, :3]
         tcp = self.tcp_position()
         phase = self.phase
-        behind = obj_pos + torch.tensor([-CUBE_HALF - 0.03, 0.0, 0.0])
-        above = behind + torch.tensor([0.0, 0.0, 0.08])
+        behind = obj_pos + obj_pos.new_tensor([-CUBE_HALF - 0.03, 0.0, 0.0])
+        above = behind + obj_pos.new_tensor([0.0, 0.0, 0.08])
         low = behind.clone()
         low[:, 2] = CUBE_HALF
         pushed = task.goal_pos.clone()
@@ -95,5 +95,5 @@ class PushCubePolicy(PhasePolicy):
         nxt = phase.clone()
         nxt[(phase == 0) & (err < 0.015)] = 1
         nxt[(phase == 1) & (err < 0.01)] = 2
-        rot = grasp_rotation(torch.zeros(self.env.num_envs))
-        return ee_action(self.env, target, rot, -torch.ones(self.env.num_envs)), nxt
+        rot = grasp_rotation(obj_pos.new_zeros(self.env.num_envs))
+        return ee_action(self.env, target, rot, -obj_pos.new_ones(self.env.num_envs)), nxt

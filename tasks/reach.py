@@ -26,11 +26,11 @@ class ReachTask(Task):
 
     def build_scene(self, sim, rng):
         self.goal_marker = build_goal_marker(sim, "goal", DISTANCE_THRESHOLD / 2, [0.1, 0.8, 0.2, 0.6])
-        self.goal_pos = torch.zeros(self.num_envs, 3)
+        self.goal_pos = torch.zeros(self.num_envs, 3, device=self.device)
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
-        low, high = torch.tensor(GOAL_LOW), torch.tensor(GOAL_HIGH)
+        low, high = self.goal_pos.new_tensor(GOAL_LOW), self.goal_pos.new_tensor(GOAL_HIGH)
         self.goal_pos[env_idx] = low + (high - low) * rng.uniform(0.0, 1.0, (3,))
         self.goal_marker.set_pose(identity_poses(len(env_idx), self.goal_pos[env_idx]), env_idx)
 
@@ -44,7 +44,7 @@ class ReachTask(Task):
         distance = (self.achieved_goal() - self.goal_pos).norm(dim=1)
         return {
             "success": distance < DISTANCE_THRESHOLD,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "distance": distance,
         }
 
@@ -81,4 +81,4 @@ class ReachPolicy(PhasePolicy):
 
     def act(self):
         goal = self.env.task.goal_pos
-        return ee_action(self.env, goal, None, torch.ones(self.env.num_envs)), self.phase
+        return ee_action(self.env, goal, None, goal.new_ones(self.env.num_envs)), self.phase

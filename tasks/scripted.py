@@ -18,8 +18,8 @@ _DOWN = torch.tensor([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]], dtyp
 def grasp_rotation(object_yaw: torch.Tensor) -> torch.Tensor:
     """(N, 3, 3) downward gripper rotations aligned with a cube's faces (90-degree symmetric)."""
     yaw = torch.remainder(object_yaw.double() + math.pi / 4, math.pi / 2) - math.pi / 4
-    axis = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
-    return matmul3(axis_angle_matrix(axis, yaw), _DOWN.expand(len(yaw), 3, 3))
+    axis = yaw.new_tensor([0.0, 0.0, 1.0])
+    return matmul3(axis_angle_matrix(axis, yaw), _DOWN.to(yaw.device).expand(len(yaw), 3, 3))
 
 
 def ee_action(env, target_pos: torch.Tensor, target_rot: torch.Tensor | None, gripper: torch.Tensor) -> torch.Tensor:
@@ -46,8 +46,8 @@ class PhasePolicy:
     def __init__(self, env):
         self.env = env
         n = env.num_envs
-        self.phase = torch.zeros(n, dtype=torch.int64)
-        self.timer = torch.zeros(n, dtype=torch.int64)
+        self.phase = torch.zeros(n, dtype=torch.int64, device=env.device)
+        self.timer = torch.zeros(n, dtype=torch.int64, device=env.device)
 
     def __call__(self, env=None) -> torch.Tensor:
         fresh = self.env.elapsed_steps == 0
@@ -90,13 +90,13 @@ class PickAndPlacePolicy(PhasePolicy):
         holding = (phase >= 2).reshape(-1, 1, 1)
         grasp_rot = torch.where(holding, quat_to_matrix(tcp_pose[:, 3:].double()),
                                 grasp_rotation(quat_yaw(cube_pose[:, 3:])))
-        above = cube_pos + torch.tensor([0.0, 0.0, self.lift])
+        above = cube_pos + cube_pos.new_tensor([0.0, 0.0, self.lift])
         # carry so that the cube (not the tcp) reaches the goal: keep the grasp offset
         goal = self.place_target() + (tcp - cube_pos) * (phase >= 3).unsqueeze(1)
         target = torch.where((phase == 0).unsqueeze(1), above, cube_pos)
         target = torch.where((phase >= 3).unsqueeze(1), goal, target)
         if self.release:
-            lifted = goal + torch.tensor([0.0, 0.0, 0.08])
+            lifted = goal + goal.new_tensor([0.0, 0.0, 0.08])
             target = torch.where((phase == 5).unsqueeze(1), lifted, target)
         gripper = torch.where(phase >= 2, -1.0, 1.0)
         if self.release:

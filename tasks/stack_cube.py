@@ -32,7 +32,7 @@ class StackCubeTask(Task):
         while too_close.any():  # redraw B only for the envs that need it (per-env streams)
             pose_b[too_close] = place_on_ground(rng.subset(too_close), CUBE_HALF, -0.1, 0.1)
             too_close = (pose_a[:, :2] - pose_b[:, :2]).norm(dim=1) < MIN_SEPARATION
-        zeros = torch.zeros(len(env_idx), 6)
+        zeros = pose_a.new_zeros(len(env_idx), 6)
         for cube, pose in ((self.cube_a, pose_a), (self.cube_b, pose_b)):
             cube.set_pose(pose, env_idx)
             cube.set_velocity(zeros, env_idx)
@@ -47,7 +47,7 @@ class StackCubeTask(Task):
         grasped = is_grasped(self.robot, qpos, pos_a, CUBE_HALF)
         return {
             "success": on_b & static & ~grasped,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool),
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_cube_a_on_b": on_b,
             "is_cube_a_static": static,
             "is_cube_a_grasped": grasped,
@@ -60,7 +60,7 @@ class StackCubeTask(Task):
         on_b = info["is_cube_a_on_b"].float()
         reward = 1 - torch.tanh(5 * (pos_a - tcp).norm(dim=1))
         reward = reward + grasped
-        place = pos_b + torch.tensor([0.0, 0.0, 2 * CUBE_HALF])
+        place = pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
         reward = reward + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * torch.maximum(grasped, on_b)
         reward = reward + on_b * (1 - grasped)
         return torch.where(info["success"], torch.full_like(reward, 6.0), reward)
@@ -89,4 +89,5 @@ class StackCubePolicy(PickAndPlacePolicy):
         return self.env.task.cube_a
 
     def place_target(self):
-        return self.env.task.cube_b.pose()[:, :3] + torch.tensor([0.0, 0.0, 2 * CUBE_HALF + 0.002])
+        pos_b = self.env.task.cube_b.pose()[:, :3]
+        return pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF + 0.002])

@@ -21,7 +21,7 @@ from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBu
 from robosim.envs.task import Task
 from robosim.randomization import EnvRandomStreams
 from robosim.sensors.rig import CameraRig, RigSpec
-from robosim.sim import SIM_BACKENDS, create_sim_scene
+from robosim.sim import SIM_BACKENDS, create_sim_scene, resolve_backend
 
 REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
 RENDER_MODES = ("rgb_array", "sensors")
@@ -77,13 +77,13 @@ class BaseEnv(gym.Env):
         self.task = task(self)
         self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
         self.substeps = task.sim_freq // task.control_freq
-        self._rng = EnvRandomStreams(self.num_envs)
+        self.device = torch.device("cuda" if resolve_backend(sim_backend) == "physx_cuda" else "cpu")
+        self._rng = EnvRandomStreams(self.num_envs, self.device)
         self._saved_states: dict[int, torch.Tensor] = {}
         self._next_state_id = 0
         self._full_resets = 0
         self.sim = None
         self._build()
-        self.device = self.sim.device
         self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         self._obs = ObservationBuilder(self)
 

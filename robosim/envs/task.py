@@ -54,6 +54,10 @@ class Task:
         return self.env.num_envs
 
     @property
+    def device(self) -> torch.device:
+        return self.env.device
+
+    @property
     def robot(self):
         return self.env.robot
 
@@ -65,7 +69,7 @@ class Task:
         """Place robot and objects for the envs in env_idx (int64 (M,)); rng has M streams.
 
         Default: robot at its rest pose with N(0, 0.02) rad noise on the arm joints."""
-        qpos = rest_qpos(len(env_idx))
+        qpos = rest_qpos(len(env_idx)).to(rng.device)
         qpos[:, :7] += rng.normal(0.0, 0.02, (7,))
         self.robot.reset(qpos, env_idx)
 
@@ -88,7 +92,7 @@ class Task:
     # -- state the physics does not hold (goal positions, ...) ---------------------------
     def get_task_state(self) -> torch.Tensor:
         """float32 (N, k) task variables needed to restore an episode exactly."""
-        return torch.zeros(self.num_envs, 0)
+        return torch.zeros(self.num_envs, 0, device=self.device)
 
     def set_task_state(self, state: torch.Tensor, env_idx: torch.Tensor) -> None:
         """Inverse of get_task_state for the rows env_idx."""
