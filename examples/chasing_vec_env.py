@@ -68,13 +68,13 @@ class ChasingVecEnv:
     render_mode = None
 
     def __init__(self, dim: int = 2, num_envs: int = 4096, device: str | torch.device = "cpu",
-                 max_step: int = 2**10):
+                 max_step: int = 2**10, init_distance: float = 8.0):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         self.dim, self.num_envs, self.device = dim, num_envs, torch.device(device)
-        self.init_distance = 8.0
+        self.init_distance = float(init_distance)  # robot starts ~init_distance per axis away
         # ElegantRL's env info
         self.env_name = "ChasingVecEnv"
         self.state_dim = 4 * dim
