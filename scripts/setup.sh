@@ -34,7 +34,7 @@ fi
 
 # ---- 3. robosim + deps -----------------------------------------------------------
 STAMP=$VENV/.robosim-setup-stamp
-WANT=$(cat setup.cfg pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+WANT=$(cat setup.cfg setup.py pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   log "installing robosim (editable) with test extras"
   "${PIP[@]}" -e ".[test]"
