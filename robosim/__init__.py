@@ -6,8 +6,9 @@
 """
 from robosim.envs import Task, get_task, list_tasks, make, register_task
 from robosim.envs.registry import register_gym_ids
+from robosim.vector import make_vec
 
 __version__ = "0.1.0"
-__all__ = ["Task", "get_task", "list_tasks", "make", "register_task", "__version__"]
+__all__ = ["Task", "get_task", "list_tasks", "make", "make_vec", "register_task", "__version__"]
 
 register_gym_ids()
