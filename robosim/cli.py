@@ -10,6 +10,8 @@ from typing import Callable
 # Each adder takes the argparse sub-parsers object and sets `func` on its parser.
 EXTERNAL_COMMANDS: list[tuple[str, str]] = []
 EXTERNAL_COMMANDS.append(("robosim.bench.cli", "add_bench_command"))
+EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_eval_command"))
+EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_replay_command"))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -32,7 +34,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     import robosim
+    from robosim.record.cli import record_demo_video
+    from robosim.record.files import check_output_path
 
+    if args.video:  # checked before the run; recorded after it, so it never slows the timing
+        try:
+            check_output_path("--video", args.video, (".mp4",))
+        except ValueError as err:
+            print(f"robosim demo: error: {err}", file=sys.stderr)
+            return 2
     env = robosim.make(args.task, num_envs=args.num_envs, control_mode="pd_ee_delta_pose",
                        sim_backend=args.sim_backend)
     try:
@@ -59,6 +69,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"success rate: {successes / episodes_done:.1%} ({successes}/{episodes_done} episodes)")
     print(f"throughput:   {steps / elapsed:,.0f} env-steps/s with the scripted policy "
           f"({args.num_envs} envs, {env.sim_backend}, one process)")
+    if args.video:
+        record_demo_video(args.task, args.video, num_envs=min(4, args.num_envs), seed=args.seed)
+        print(f"video:        {args.video} (one episode of {min(4, args.num_envs)} envs, rendered after the timed run)")
     return 0
 
 
@@ -79,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="env i is seeded with seed + i (default: 0)")
     p.add_argument("--sim-backend", default="physx_cpu", choices=["physx_cpu", "physx_cuda", "auto"],
                    help="physics backend (default: physx_cpu)")
+    p.add_argument("--video", default="demo.mp4",
+                   help="mp4 of one episode of up to 4 envs, written after the timed run (default: demo.mp4)")
+    p.add_argument("--no-video", dest="video", action="store_const", const=None, help="do not write a video")
     p.set_defaults(func=cmd_demo)
     for module_name, adder_name in EXTERNAL_COMMANDS:
         module = __import__(module_name, fromlist=[adder_name])

@@ -1,0 +1,125 @@
+"""Policy evaluation over many episodes on a batch of envs.
+
+A policy is given as "module:callable". The callable is called once with the env and
+returns the policy: `policy(obs) -> action` (N, A), torch or numpy float. Built in:
+  robosim.record.policies:scripted   the task's scripted solution
+  robosim.record.policies:random     uniform random actions (seeded)
+
+Episodes are counted in the order they end. An env whose episode ends after enough
+episodes have started is parked (left running but excluded from the statistics),
+so exactly `episodes` episodes are measured and longer episodes are not censored.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+
+def load_policy_factory(spec: str) -> Callable:
+    """"package.module:callable" -> the callable (raises ValueError naming the problem)."""
+    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
+        raise ValueError(f"policy must look like 'module:callable', got {spec!r}")
+    module_name, attr = spec.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"policy module {module_name!r} cannot be imported: {err}") from None
+    factory = module
+    for part in attr.split("."):
+        if not hasattr(factory, part):
+            raise ValueError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        factory = getattr(factory, part)
+    if not callable(factory):
+        raise ValueError(f"policy {spec!r} must name a callable, got {type(factory).__name__}")
+    return factory
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a success rate (valid near 0 and 1, small n)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class EvalResult:
+    """Per-episode success (ever succeeded), return (sum of rewards) and length (steps)."""
+
+    success: list[bool] = field(default_factory=list)
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+
+    @property
+    def episodes(self) -> int:
+        return len(self.success)
+
+    @property
+    def success_rate(self) -> float:
+        return sum(self.success) / max(self.episodes, 1)
+
+    def summary(self) -> str:
+        low, high = wilson_interval(sum(self.success), self.episodes)
+        n = max(self.episodes, 1)
+        mean_ret = sum(self.returns) / n
+        std_ret = math.sqrt(sum((r - mean_ret) ** 2 for r in self.returns) / n)
+        return (f"success rate:   {self.success_rate:.1%} ({sum(self.success)}/{self.episodes}), "
+                f"95% CI [{low:.1%}, {high:.1%}] (Wilson)\n"
+                f"mean return:    {mean_ret:.3f} (std {std_ret:.3f})\n"
+                f"episode length: {sum(self.lengths) / n:.1f} steps (mean)")
+
+
+def evaluate(env, policy: Callable[[Any], Any], episodes: int, seed: int = 0, progress: bool = False) -> EvalResult:
+    """Run `policy` on `env` (a BaseEnv or RecordEpisode) until `episodes` episodes end.
+
+    Env i's k-th episode is seeded with seed + i + k * num_envs, so every episode has its
+    own seed and the run is reproducible."""
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be a positive int, got {episodes!r}")
+    from tqdm import tqdm
+
+    n = env.num_envs
+    result = EvalResult()
+    started = min(n, episodes)
+    counted = torch.zeros(n, dtype=torch.bool)
+    counted[:started] = True
+    ret = torch.zeros(n)
+    succeeded = torch.zeros(n, dtype=torch.bool)
+    next_seed = seed + n
+    obs, _ = env.reset(seed=seed)
+    with tqdm(total=episodes, desc="eval", unit="ep", disable=not progress) as bar:
+        while result.episodes < episodes:
+            action = policy(obs)
+            obs, reward, terminated, truncated, info = env.step(action)
+            ret += reward.detach().cpu().float()
+            succeeded |= info["success"].detach().cpu()
+            done = (terminated | truncated).detach().cpu() & counted
+            if not done.any():
+                continue
+            idx = done.nonzero().flatten()
+            steps = env.elapsed_steps.detach().cpu()
+            for i in idx.tolist():
+                result.success.append(bool(succeeded[i]))
+                result.returns.append(float(ret[i]))
+                result.lengths.append(int(steps[i]))
+            bar.update(len(idx))
+            restart = []
+            for i in idx.tolist():
+                if started < episodes:
+                    started += 1
+                    restart.append(i)
+                else:
+                    counted[i] = False
+            ret[idx], succeeded[idx] = 0.0, False
+            if restart and result.episodes < episodes:
+                seeds = list(range(next_seed, next_seed + len(restart)))
+                next_seed += len(restart)
+                obs, _ = env.reset(seed=seeds, options={"env_idx": torch.tensor(restart)})
+    return result
