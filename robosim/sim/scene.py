@@ -20,7 +20,7 @@ import sapien
 import torch
 
 from robosim.sim.layout import env_origins
-from robosim.sim.views import ActorView, ArticulationView
+from robosim.sim.views import ActorView, ArticulationView, ReadCache
 
 SIM_BACKENDS = ("physx_cpu", "physx_cuda", "auto")
 
@@ -56,6 +56,7 @@ class SimScene:
         self.sub_scenes = [self._make_sub_scene(i) for i in range(num_envs)]
         self.actors: dict[str, ActorView] = {}
         self.articulations: dict[str, ArticulationView] = {}
+        self.read_cache = ReadCache()   # views reuse reads until a step or a write
 
     # -- construction -----------------------------------------------------------------
     def _env_origins(self, num_envs: int) -> torch.Tensor:
@@ -87,7 +88,8 @@ class SimScene:
         """Call `build(scene, env_index)` once per env; returns the batched view."""
         if name in self.actors:
             raise ValueError(f"actor name {name!r} is already used in this scene")
-        view = self.actor_view_class(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32)
+        view = self.actor_view_class(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32,
+                                     cache=self.read_cache)
         self.actors[name] = view
         return view
 
@@ -98,7 +100,7 @@ class SimScene:
         if name in self.articulations:
             raise ValueError(f"articulation name {name!r} is already used in this scene")
         view = self.articulation_view_class(name, [load(s, i) for i, s in enumerate(self.sub_scenes)],
-                                            self._origins32)
+                                            self._origins32, cache=self.read_cache)
         self.articulations[name] = view
         return view
 
@@ -109,6 +111,7 @@ class SimScene:
     def step(self) -> None:
         """One physics substep (1 / sim_freq s) for all envs."""
         self.physx.step()
+        self.read_cache.invalidate()
 
     def update_render(self, env_idx: torch.Tensor | None = None) -> None:
         """Push current physics poses to the render worlds of env_idx (all when None)."""

@@ -7,7 +7,11 @@ subtracted on read and added on write, in float32 exactly as PhysX stores it.
 
 On the CPU PhysX backend each read costs one Python call per env (about 1.5 us on the
 project machine, measured with 16 Panda + cube envs): there is no batched CPU API in
-SAPIEN 3.0, so these loops are the floor of per-step overhead.
+SAPIEN 3.0, so these loops are the floor of per-step overhead. One control step reads
+the same quantity several times (success check, reward, obs, next action), so views
+built by a SimScene keep each read until the physics state may have changed: the
+scene's `ReadCache` is invalidated by every physics step and every write through any
+view. Code that writes to the SAPIEN objects directly must call `invalidate()` on it.
 """
 from __future__ import annotations
 
@@ -21,6 +25,42 @@ POSE_DIM = 7
 VELOCITY_DIM = 6
 
 
+class ReadCache:
+    """Version counter shared by a scene and its views: reads are reused while the
+    version they were taken at is current."""
+
+    def __init__(self) -> None:
+        self.version = 0
+
+    def invalidate(self) -> None:
+        self.version += 1
+
+
+class _CachedReads:
+    """Mixin: `_read(key, fn)` returns a copy of fn()'s tensor, taken at most once per
+    ReadCache version; `_wrote()` marks the physics state changed. No cache: no reuse."""
+
+    _cache: ReadCache | None
+
+    def _init_cache(self, cache: ReadCache | None) -> None:
+        self._cache = cache
+        self._memo: dict = {}
+
+    def _read(self, key, fn) -> torch.Tensor:
+        cache = self._cache
+        if cache is None:
+            return fn()
+        hit = self._memo.get(key)
+        if hit is None or hit[0] != cache.version:
+            hit = (cache.version, fn())
+            self._memo[key] = hit
+        return hit[1].clone()
+
+    def _wrote(self) -> None:
+        if self._cache is not None:
+            self._cache.invalidate()
+
+
 def _as_index(env_idx: torch.Tensor | None, n: int) -> np.ndarray:
     if env_idx is None:
         return np.arange(n)
@@ -31,10 +71,12 @@ def _pose_array(poses: Sequence[sapien.Pose]) -> np.ndarray:
     return np.array([np.concatenate([p.p, p.q]) for p in poses], dtype=np.float32).reshape(-1, POSE_DIM)
 
 
-class ActorView:
+class ActorView(_CachedReads):
     """N copies of one rigid actor, one per env. `kinematic` actors carry no velocity."""
 
-    def __init__(self, name: str, entities: Sequence[sapien.Entity], origins: np.ndarray):
+    def __init__(self, name: str, entities: Sequence[sapien.Entity], origins: np.ndarray,
+                 cache: ReadCache | None = None):
+        self._init_cache(cache)
         self.name = name
         self.entities = list(entities)
         self._origins = origins  # float32 (N, 3)
@@ -49,6 +91,9 @@ class ActorView:
 
     def pose(self) -> torch.Tensor:
         """float32 (N, 7) pose in each env's frame."""
+        return self._read("pose", self._read_pose)
+
+    def _read_pose(self) -> torch.Tensor:
         out = _pose_array([e.pose for e in self.entities])
         out[:, :3] -= self._origins
         return torch.from_numpy(out)
@@ -57,6 +102,7 @@ class ActorView:
         """Teleport env_idx's copies to `pose` (M, 7), env frame."""
         idx = _as_index(env_idx, len(self.entities))
         arr = pose.detach().cpu().numpy().astype(np.float32).reshape(len(idx), POSE_DIM)
+        self._wrote()
         for row, i in zip(arr, idx):
             self.entities[i].set_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
 
@@ -64,6 +110,9 @@ class ActorView:
         """float32 (N, 6): linear (m/s) then angular (rad/s) velocity, world axes."""
         if self.kinematic:
             return torch.zeros(len(self.entities), VELOCITY_DIM)
+        return self._read("velocity", self._read_velocity)
+
+    def _read_velocity(self) -> torch.Tensor:
         out = np.array(
             [np.concatenate([b.linear_velocity, b.angular_velocity]) for b in self.bodies], dtype=np.float32
         )
@@ -74,6 +123,7 @@ class ActorView:
             return
         idx = _as_index(env_idx, len(self.entities))
         arr = velocity.detach().cpu().numpy().astype(np.float32).reshape(len(idx), VELOCITY_DIM)
+        self._wrote()
         for row, i in zip(arr, idx):
             self.bodies[i].set_linear_velocity(row[:3])
             self.bodies[i].set_angular_velocity(row[3:])
@@ -90,13 +140,15 @@ class ActorView:
             self.set_velocity(state[:, POSE_DIM:], env_idx)
 
 
-class ArticulationView:
+class ArticulationView(_CachedReads):
     """N copies of one articulation (a fixed-base robot), one per env.
 
     Joint quantities are (N, dof) float32 in rad (revolute) or m (prismatic), in the
     order of `joint_names` (SAPIEN's active-joint order)."""
 
-    def __init__(self, name: str, articulations: Sequence[sapien.physx.PhysxArticulation], origins: np.ndarray):
+    def __init__(self, name: str, articulations: Sequence[sapien.physx.PhysxArticulation], origins: np.ndarray,
+                 cache: ReadCache | None = None):
+        self._init_cache(cache)
         self.name = name
         self.articulations = list(articulations)
         self._origins = origins
@@ -109,6 +161,7 @@ class ArticulationView:
         # does not round-trip a root pose through set/get bit-exactly)
         self.fixed_root = self.articulations[0].get_joints()[0].type == "fixed"
         self._targets = np.zeros((len(self.articulations), self.dof), dtype=np.float32)
+        self._target_setters = [j.set_drive_target for joints in self.joints for j in joints]
 
     @property
     def state_dim(self) -> int:
@@ -119,15 +172,20 @@ class ArticulationView:
         return torch.from_numpy(np.concatenate([j.limit for j in self.joints[0]], axis=0).astype(np.float32))
 
     def qpos(self) -> torch.Tensor:
-        return torch.from_numpy(np.stack([a.qpos for a in self.articulations]).astype(np.float32))
+        return self._read("qpos", lambda: torch.from_numpy(
+            np.stack([a.qpos for a in self.articulations]).astype(np.float32)))
 
     def qvel(self) -> torch.Tensor:
-        return torch.from_numpy(np.stack([a.qvel for a in self.articulations]).astype(np.float32))
+        return self._read("qvel", lambda: torch.from_numpy(
+            np.stack([a.qvel for a in self.articulations]).astype(np.float32)))
 
     def drive_targets(self) -> torch.Tensor:
         return torch.from_numpy(self._targets.copy())
 
     def root_pose(self) -> torch.Tensor:
+        return self._read("root_pose", self._read_root_pose)
+
+    def _read_root_pose(self) -> torch.Tensor:
         out = _pose_array([a.root_pose for a in self.articulations])
         out[:, :3] -= self._origins
         return torch.from_numpy(out)
@@ -135,6 +193,9 @@ class ArticulationView:
     def link_pose(self, link_name: str) -> torch.Tensor:
         """float32 (N, 7) pose of one link in the env frame, as PhysX last computed it."""
         k = self.link_names.index(link_name)
+        return self._read(("link_pose", k), lambda: self._read_link_pose(k))
+
+    def _read_link_pose(self, k: int) -> torch.Tensor:
         out = _pose_array([links[k].entity_pose for links in self.links])
         out[:, :3] -= self._origins
         return torch.from_numpy(out)
@@ -142,18 +203,21 @@ class ArticulationView:
     def set_root_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         idx = _as_index(env_idx, len(self.articulations))
         arr = pose.detach().cpu().numpy().astype(np.float32).reshape(len(idx), POSE_DIM)
+        self._wrote()
         for row, i in zip(arr, idx):
             self.articulations[i].set_root_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
 
     def set_qpos(self, qpos: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         idx = _as_index(env_idx, len(self.articulations))
         arr = qpos.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
+        self._wrote()
         for row, i in zip(arr, idx):
             self.articulations[i].set_qpos(row)
 
     def set_qvel(self, qvel: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         idx = _as_index(env_idx, len(self.articulations))
         arr = qvel.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
+        self._wrote()
         for row, i in zip(arr, idx):
             self.articulations[i].set_qvel(row)
 
@@ -161,10 +225,13 @@ class ArticulationView:
         """PD position targets (M, dof) for env_idx (all envs when None)."""
         idx = _as_index(env_idx, len(self.articulations))
         arr = targets.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
-        for row, i in zip(arr, idx):
-            for joint, value in zip(self.joints[i], row.tolist()):
-                joint.set_drive_target(value)
-            self._targets[i] = row
+        self._wrote()
+        # one flat loop over prebound setters, in the same env-major order as before
+        setters = self._target_setters
+        dof = self.dof
+        for k, value in zip((idx[:, None] * dof + np.arange(dof)).ravel().tolist(), arr.ravel().tolist()):
+            setters[k](value)
+        self._targets[idx] = arr
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, state_dim): [root pose (floating base only)], qpos, qvel, drive targets."""
