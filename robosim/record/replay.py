@@ -137,10 +137,12 @@ def _replay_round(env, episodes, writer, report: ReplayReport) -> None:
 
 
 def _frame(env, writer, episodes, t: int) -> None:
+    """One tiled picture of all env slots; slots idle in this round are blanked."""
     if writer is None:
         return
-    frames = env.render()[[e.env_index for e in episodes]]
-    overlays = []
+    frames = env.render().clone()
+    overlays = [["idle"] for _ in range(env.num_envs)]
+    active = torch.zeros(env.num_envs, dtype=torch.bool)
     for e in episodes:
         k = min(t, e.length)
         lines = [f"env {e.env_index} step {k}"]
@@ -148,5 +150,7 @@ def _frame(env, writer, episodes, t: int) -> None:
             lines.append(f"r {e.rewards[k - 1]:.2f}")
             if e.success[k - 1]:
                 lines.append("success")
-        overlays.append(lines)
+        overlays[e.env_index] = lines
+        active[e.env_index] = True
+    frames[~active] = 0
     writer.add_batch(frames, overlays)
