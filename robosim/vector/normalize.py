@@ -44,7 +44,8 @@ class RunningMeanStd:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if tuple(state["mean"].shape) != tuple(self.mean.shape):
-            raise ValueError(f"state['mean'] must have shape {tuple(self.mean.shape)}, got {tuple(state['mean'].shape)}")
+            raise ValueError(f"state['mean'] must have shape {tuple(self.mean.shape)}, "
+                             f"got {tuple(state['mean'].shape)}")
         device = self.mean.device
         self.mean = state["mean"].to(device, torch.float64).clone()
         self.var = state["var"].to(device, torch.float64).clone()

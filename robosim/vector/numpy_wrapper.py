@@ -18,8 +18,10 @@ def to_numpy(value: Any) -> Any:
 
 def to_torch(value: Any, device: torch.device) -> Any:
     """Every numeric numpy array in a dict/tuple tree -> torch tensor on device."""
-    return tree.tree_map(
-        lambda x: torch.as_tensor(x, device=device) if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" else x, value)
+    def convert(x: Any) -> Any:
+        return torch.as_tensor(x, device=device) if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" else x
+
+    return tree.tree_map(convert, value)
 
 
 def _unbatch_final_obs(final_obs: Any, mask: np.ndarray) -> np.ndarray:

@@ -35,7 +35,8 @@ class UnbatchedEnv(gym.Env):
 
     def __init__(self, env: Any):
         if getattr(env, "num_envs", None) != 1:
-            raise ValueError(f"env must be a batched env with num_envs=1, got num_envs={getattr(env, 'num_envs', None)!r}")
+            raise ValueError(f"env must be a batched env with num_envs=1, "
+                             f"got num_envs={getattr(env, 'num_envs', None)!r}")
         self.env = env
         self.observation_space = env.single_observation_space
         self.action_space = env.single_action_space

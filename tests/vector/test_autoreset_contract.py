@@ -100,11 +100,14 @@ def test_disabled_mode_needs_an_explicit_masked_reset(base_env):
 
 
 @pytest.mark.parametrize("options, error, match", [
-    ({"reset_mask": np.array([True, False])}, ValueError, r"options\['reset_mask'\] must have shape \(4,\), got \(2,\)"),
-    ({"reset_mask": np.array([1, 0, 0, 1])}, ValueError, r"options\['reset_mask'\] must have dtype bool, got torch.int64"),
+    ({"reset_mask": np.array([True, False])}, ValueError,
+     r"options\['reset_mask'\] must have shape \(4,\), got \(2,\)"),
+    ({"reset_mask": np.array([1, 0, 0, 1])}, ValueError,
+     r"options\['reset_mask'\] must have dtype bool, got torch.int64"),
     ({"reset_mask": np.zeros(4, dtype=bool)}, ValueError,
      r"options\['reset_mask'\] must contain at least one True value, got \[False, False, False, False\]"),
-    ({"reset_mask": [True, False, True, True]}, TypeError, r"options\['reset_mask'\] must be a bool tensor/array of shape \(4,\), got list"),
+    ({"reset_mask": [True, False, True, True]}, TypeError,
+     r"options\['reset_mask'\] must be a bool tensor/array of shape \(4,\), got list"),
     ({"reset_mask": np.ones(4, dtype=bool), "env_idx": [0]}, ValueError, r"either 'reset_mask' or 'env_idx', got both"),
     ({"env_idx": [4]}, ValueError, r"options\['env_idx'\] entries must be in \[0, 3\], got \[4\]"),
     ({"env_idx": []}, ValueError, r"options\['env_idx'\] must name at least one env"),
