@@ -1,15 +1,12 @@
-"""Reach-v1 is goal-conditioned the panda-gym way, and passes gymnasium's env checker
-through the SingleEnv (numpy, unbatched) view."""
+"""Reach-v1 is goal-conditioned the panda-gym way. (gymnasium's env checker on it runs
+in tests/vector/test_consumers.py, through robosim.vector.UnbatchedEnv.)"""
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from gymnasium.utils.env_checker import check_env
 
 import robosim
-from robosim.envs import SingleEnv
 
 
 @pytest.fixture(scope="module")
@@ -39,20 +36,3 @@ def test_compute_reward_relabels_any_batch_shape(env):
     assert isinstance(relabeled, np.ndarray) and relabeled.shape == (5, 2) and (relabeled == 1).all()
     far = env.compute_reward(np.zeros((3, 3)), np.ones((3, 3)), {})
     assert (far == 0).all()
-
-
-def test_gymnasium_env_checker_passes_on_the_single_env_view():
-    env = SingleEnv(gym.make("robosim/Reach-v1", num_envs=1, render_mode="rgb_array", render_size=(64, 64)))
-    try:
-        check_env(env)
-    finally:
-        env.close()
-
-
-def test_single_env_view_rejects_batches():
-    env = robosim.make("Reach-v1", num_envs=2)
-    try:
-        with pytest.raises(ValueError, match="num_envs == 1, got 2"):
-            SingleEnv(env)
-    finally:
-        env.close()
