@@ -35,6 +35,30 @@ def build_goal_marker(sim: SimScene, name: str, radius: float, color) -> ActorVi
     return sim.build_actors(name, build)
 
 
+class GoalPointMixin:
+    """For Task subclasses whose only non-physics state is a goal point per env.
+
+    Provides `goal_pos` float32 (N, 3) (env frame, m), a visual marker `goal_marker`
+    that follows it, and get_task_state/set_task_state over the goal."""
+
+    goal_pos: torch.Tensor
+    goal_marker: ActorView
+
+    def build_goal(self, sim: SimScene, radius: float, color) -> None:
+        self.goal_marker = build_goal_marker(sim, "goal", radius, color)
+        self.goal_pos = torch.zeros(sim.num_envs, 3, device=self.device)
+
+    def set_goal(self, positions: torch.Tensor, env_idx: torch.Tensor) -> None:
+        self.goal_pos[env_idx] = positions
+        self.goal_marker.set_pose(identity_poses(len(env_idx), positions), env_idx)
+
+    def get_task_state(self) -> torch.Tensor:
+        return self.goal_pos.clone()
+
+    def set_task_state(self, state: torch.Tensor, env_idx: torch.Tensor) -> None:
+        self.set_goal(state, env_idx)
+
+
 def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
     """(M,) yaw angles (rad) -> (M, 4) wxyz quaternions about +z."""
     half = yaw * 0.5

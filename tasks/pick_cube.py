@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
-from robosim_tasks.common import build_cube, build_goal_marker, identity_poses, place_on_ground
+from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
 from robosim_tasks.scripted import PickAndPlacePolicy
 
 CUBE_HALF = 0.02
@@ -27,14 +27,13 @@ def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) ->
 
 
 @register_task("PickCube-v1")
-class PickCubeTask(Task):
+class PickCubeTask(GoalPointMixin, Task):
     max_episode_steps = 50
     max_dense_reward = 5.0
 
     def build_scene(self, sim, rng):
         self.cube = build_cube(sim, "cube", CUBE_HALF, [0.9, 0.15, 0.15, 1.0])
-        self.goal_marker = build_goal_marker(sim, "goal", GOAL_THRESHOLD, [0.1, 0.8, 0.2, 0.6])
-        self.goal_pos = torch.zeros(self.num_envs, 3, device=self.device)
+        self.build_goal(sim, GOAL_THRESHOLD, [0.1, 0.8, 0.2, 0.6])
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
@@ -43,8 +42,7 @@ class PickCubeTask(Task):
         self.cube.set_velocity(pose.new_zeros(len(env_idx), 6), env_idx)
         goal_xy = rng.uniform(-0.1, 0.1, (2,))
         goal_z = rng.uniform(0.0, 0.3, (1,)) + CUBE_HALF
-        self.goal_pos[env_idx] = torch.cat([goal_xy, goal_z], dim=1)
-        self.goal_marker.set_pose(identity_poses(len(env_idx), self.goal_pos[env_idx]), env_idx)
+        self.set_goal(torch.cat([goal_xy, goal_z], dim=1), env_idx)
 
     def evaluate(self):
         qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
@@ -82,13 +80,6 @@ class PickCubeTask(Task):
             "tcp_to_goal_pos": self.goal_pos - tcp,
             "obj_to_goal_pos": self.goal_pos - obj_pose[:, :3],
         }
-
-    def get_task_state(self):
-        return self.goal_pos.clone()
-
-    def set_task_state(self, state, env_idx):
-        self.goal_pos[env_idx] = state
-        self.goal_marker.set_pose(identity_poses(len(env_idx), state), env_idx)
 
     def solution_policy(self):
         return PickCubePolicy(self.env)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
-from robosim_tasks.common import build_cube, build_goal_marker, identity_poses, place_on_ground
+from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
 from robosim_tasks.scripted import PhasePolicy, ee_action, grasp_rotation
 
 CUBE_HALF = 0.02
@@ -17,14 +17,13 @@ PUSH_DISTANCE = 0.2
 
 
 @register_task("PushCube-v1")
-class PushCubeTask(Task):
+class PushCubeTask(GoalPointMixin, Task):
     max_episode_steps = 50
     max_dense_reward = 3.0
 
     def build_scene(self, sim, rng):
         self.cube = build_cube(sim, "cube", CUBE_HALF, [0.15, 0.35, 0.9, 1.0])
-        self.goal_marker = build_goal_marker(sim, "goal", 0.02, [0.9, 0.2, 0.2, 0.6])
-        self.goal_pos = torch.zeros(self.num_envs, 3, device=self.device)
+        self.build_goal(sim, 0.02, [0.9, 0.2, 0.2, 0.6])
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
@@ -34,8 +33,7 @@ class PushCubeTask(Task):
         self.cube.set_velocity(pose.new_zeros(len(env_idx), 6), env_idx)
         goal = pose[:, :3] + pose.new_tensor([PUSH_DISTANCE, 0.0, 0.0])
         goal[:, 2] = 1e-3
-        self.goal_pos[env_idx] = goal
-        self.goal_marker.set_pose(identity_poses(len(env_idx), goal), env_idx)
+        self.set_goal(goal, env_idx)
 
     def _push_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
         return obj_pos + obj_pos.new_tensor([-CUBE_HALF - 0.005, 0.0, 0.0])
@@ -62,13 +60,6 @@ class PushCubeTask(Task):
         tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
         obj_pose = self.cube.pose()
         return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
-
-    def get_task_state(self):
-        return self.goal_pos.clone()
-
-    def set_task_state(self, state, env_idx):
-        self.goal_pos[env_idx] = state
-        self.goal_marker.set_pose(identity_poses(len(env_idx), state), env_idx)
 
     def solution_policy(self):
         return PushCubePolicy(self.env)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from robosim.envs import Task, register_task
-from robosim_tasks.common import build_goal_marker, identity_poses
+from robosim_tasks.common import GoalPointMixin
 from robosim_tasks.scripted import PhasePolicy, ee_action
 
 DISTANCE_THRESHOLD = 0.05
@@ -19,20 +19,18 @@ GOAL_HIGH = (0.15, 0.15, 0.35)
 
 
 @register_task("Reach-v1")
-class ReachTask(Task):
+class ReachTask(GoalPointMixin, Task):
     max_episode_steps = 50
     goal_conditioned = True
     default_control_mode = "pd_ee_delta_pos"
 
     def build_scene(self, sim, rng):
-        self.goal_marker = build_goal_marker(sim, "goal", DISTANCE_THRESHOLD / 2, [0.1, 0.8, 0.2, 0.6])
-        self.goal_pos = torch.zeros(self.num_envs, 3, device=self.device)
+        self.build_goal(sim, DISTANCE_THRESHOLD / 2, [0.1, 0.8, 0.2, 0.6])
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
         low, high = self.goal_pos.new_tensor(GOAL_LOW), self.goal_pos.new_tensor(GOAL_HIGH)
-        self.goal_pos[env_idx] = low + (high - low) * rng.uniform(0.0, 1.0, (3,))
-        self.goal_marker.set_pose(identity_poses(len(env_idx), self.goal_pos[env_idx]), env_idx)
+        self.set_goal(low + (high - low) * rng.uniform(0.0, 1.0, (3,)), env_idx)
 
     def achieved_goal(self):
         return self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
@@ -64,13 +62,6 @@ class ReachTask(Task):
         else:
             reward = 1 - torch.tanh(5 * distance)
         return reward.numpy() if is_numpy else reward
-
-    def get_task_state(self):
-        return self.goal_pos.clone()
-
-    def set_task_state(self, state, env_idx):
-        self.goal_pos[env_idx] = state
-        self.goal_marker.set_pose(identity_poses(len(env_idx), state), env_idx)
 
     def solution_policy(self):
         return ReachPolicy(self.env)
