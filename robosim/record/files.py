@@ -30,6 +30,12 @@ def check_output_path(arg: str, path: str, suffixes: tuple[str, ...]) -> str:
     return path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class AtomicFile:
     """Owns `tmp_path` (created now, next to `final_path`) until `commit()` renames it.
 
@@ -42,6 +48,7 @@ class AtomicFile:
         stem, ext = os.path.splitext(name)
         fd, self.tmp_path = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".partial{ext}", dir=directory)
         os.close(fd)
+        os.chmod(self.tmp_path, 0o666 & ~_umask())   # mkstemp makes 0600; give a normal file's mode
         self._finish = finish
         self.done = False
         # interpreter exit or garbage collection without close(): still finish the file

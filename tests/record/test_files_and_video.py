@@ -88,3 +88,11 @@ def test_unwritable_directory_is_rejected(tmp_path):
     locked.mkdir(mode=0o500)
     with pytest.raises(ValueError, match="must be in a writable directory"):
         VideoWriter(str(locked / "out.mp4"))
+
+
+def test_finished_files_get_a_normal_file_mode(tmp_path):
+    with VideoWriter(str(tmp_path / "m.mp4")) as video:
+        video.add_frame(np.zeros((8, 8, 3), np.uint8))
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / "m.mp4").stat().st_mode & 0o777 == 0o666 & ~mask
