@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import imageio.v3 as iio
 import pytest
 
 ROBOSIM = os.path.join(os.path.dirname(sys.executable), "robosim")
@@ -39,10 +40,14 @@ def test_list_shows_tasks_and_modes():
 
 
 def test_demo_runs_and_reports_success_and_speed(tmp_path):
-    result = run("demo", "--num-envs", "2", "--episodes", "2", "--seed", "3")
+    video = tmp_path / "demo.mp4"
+    result = run("demo", "--num-envs", "2", "--episodes", "2", "--seed", "3", "--video", str(video))
     assert result.returncode == 0, result.stderr
     assert "success rate: 100.0% (2/2 episodes)" in result.stdout
     assert "env-steps/s" in result.stdout
+    frames = iio.imread(video)
+    assert frames.ndim == 4 and frames.shape[0] > 10 and frames.shape[-1] == 3
+    assert frames.std() > 5  # a rendered scene, not a blank frame
 
 
 def test_demo_rejects_a_bad_task():
