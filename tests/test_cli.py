@@ -22,11 +22,11 @@ def test_console_script_is_installed():
 def test_help_lists_every_subcommand():
     result = run("--help")
     assert result.returncode == 0
-    for command in ("list", "demo"):
-        assert command in result.stdout
+    for command in ("list", "demo", "bench", "eval", "replay"):
+        assert f"    {command} " in result.stdout
 
 
-@pytest.mark.parametrize("command", ["list", "demo"])
+@pytest.mark.parametrize("command", ["list", "demo", "bench", "eval", "replay"])
 def test_subcommand_help(command):
     result = run(command, "--help")
     assert result.returncode == 0 and "usage: robosim " + command in result.stdout
