@@ -236,6 +236,9 @@ def format_report(doc: dict) -> str:
         lines.append(f"{label:<44}" + "".join(_fmt(row.get(n, {}).get("env_steps_per_s")) for n in ns))
         if key[0] == "robosim":
             lines.append(f"{'  us per env-step':<44}" + "".join(_fmt(row.get(n, {}).get("us_per_env_step")) for n in ns))
+            if key[2] == "step":
+                lines.append(f"{'  MB RSS added by building the env':<44}"
+                             + "".join(_fmt(row.get(n, {}).get("rss_delta_mb")) for n in ns))
     for mode in cfg["control_modes"]:
         row = row_for("maniskill", mode, "step")
         if row:
