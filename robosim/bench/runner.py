@@ -94,9 +94,10 @@ def run(cfg: BenchConfig, progress: bool = True) -> dict:
                     if case.system == "maniskill":
                         paired[case.control_mode].append(result.rate)
                     bar.update(1)
+            peak_mb = _peak_rss_mb()     # before closing: this N's envs are all alive
             for case in cases:
                 case.close()
-            groups.append((n, cases, paired))
+            groups.append((n, cases, paired, peak_mb))
     finally:
         bar.close()
         for case in ms_envs.values():
@@ -120,8 +121,9 @@ def _case_record(case: Case) -> dict:
 
 
 def _document(cfg, groups, ms_envs, started, load_before) -> dict:
-    rows, ratios = [], []
-    for n, cases, paired in groups:
+    rows, ratios, peaks = [], [], {}
+    for n, cases, paired, peak_mb in groups:
+        peaks[n] = peak_mb
         rows += [_case_record(c) for c in cases]
         by = {(c.system, c.control_mode, c.variant, c.sim_backend): median(c.rates) for c in cases}
         ceiling = by.get(("ceiling", CEILING_MODE, "random", "physx_cpu"))
@@ -149,13 +151,22 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
         "noise": {"median_spread": median(spreads) if spreads else None,
                   "max_spread": max(spreads) if spreads else None,
                   "note": "spread = (max - min) / median of a case's blocks"},
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb_by_num_envs": peaks,
+        "memory_note": ("peak_rss_mb_by_num_envs: process peak RSS once every env of that N (all robosim "
+                        "cases, both ceilings, the ManiSkill3 envs) was built and run; it only grows with "
+                        "N. rss_delta_mb per case is RSS growth during its build and undercounts when "
+                        "memory freed by an earlier N is reused."),
         "physx_cuda": ("measured" if "physx_cuda" in cfg.sim_backends
                        else "not measured (no CUDA device)" if not torch.cuda.is_available()
                        else "not requested"),
         "cases": rows,
         "ratios": ratios,
     }
+
+
+def _peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)   # Linux: KiB
 
 
 def _machine() -> dict:
@@ -236,9 +247,8 @@ def format_report(doc: dict) -> str:
         lines.append(f"{label:<44}" + "".join(_fmt(row.get(n, {}).get("env_steps_per_s")) for n in ns))
         if key[0] == "robosim":
             lines.append(f"{'  us per env-step':<44}" + "".join(_fmt(row.get(n, {}).get("us_per_env_step")) for n in ns))
-            if key[2] == "step":
-                lines.append(f"{'  MB RSS added by building the env':<44}"
-                             + "".join(_fmt(row.get(n, {}).get("rss_delta_mb")) for n in ns))
+    peaks = {int(k): v for k, v in doc["peak_rss_mb_by_num_envs"].items()}
+    lines.append(f"{'process peak RSS with these envs built (MB)':<44}" + "".join(_fmt(peaks.get(n)) for n in ns))
     for mode in cfg["control_modes"]:
         row = row_for("maniskill", mode, "step")
         if row:
