@@ -17,7 +17,7 @@ number is a median over repeats. Prints a table and the ratios robosim/ManiSkill
 robosim/ceiling, and writes all runs as JSON (atomically: temp file, then rename).
 
 On a 2-core machine: --dry-run takes seconds, --quick under 2 minutes, a full run
-about 8 minutes. physx_cuda rows are added when a CUDA device is present."""
+about 6 minutes. physx_cuda rows are added when a CUDA device is present."""
 
 
 def add_bench_command(subparsers) -> argparse.ArgumentParser:
