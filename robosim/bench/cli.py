@@ -55,8 +55,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     cfg = BenchConfig.dry_run() if args.dry_run else BenchConfig.quick() if args.quick else BenchConfig()
     if args.num_envs:
-        if any(n < 1 for n in args.num_envs):
-            raise SystemExit(f"--num-envs must be positive ints, got {args.num_envs}")
+        from robosim.sim.layout import MAX_ENVS_PER_SYSTEM
+
+        if any(not 1 <= n <= MAX_ENVS_PER_SYSTEM for n in args.num_envs):
+            raise SystemExit(f"--num-envs must be ints in [1, {MAX_ENVS_PER_SYSTEM}] (physx_cpu grid), "
+                             f"got {args.num_envs}")
         cfg.num_envs = tuple(args.num_envs)
     if args.control_modes:
         cfg.control_modes = tuple(args.control_modes)
