@@ -40,7 +40,7 @@ def _solve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float = 0.05) -> torch.Tensor:
     """Joint step (B, dof) that best moves the tip by `error` (B, k) given jac (B, k, dof)."""
     jjt = jac @ jac.transpose(-1, -2)
-    eye = torch.eye(jac.shape[-2], dtype=jac.dtype).expand_as(jjt)
+    eye = torch.eye(jac.shape[-2], dtype=jac.dtype, device=jac.device).expand_as(jjt)
     return (jac.transpose(-1, -2) @ _solve(jjt + damping**2 * eye, error.unsqueeze(-1))).squeeze(-1)
 
 

@@ -75,9 +75,9 @@ class _FixedAxisRotation:
     def __call__(self, angle: torch.Tensor) -> torch.Tensor:
         c, s = torch.cos(angle).unsqueeze(-1), torch.sin(angle).unsqueeze(-1)
         t = 1 - c
-        dtype = angle.dtype
-        outer = (t * self.first.to(dtype)) * self.second.to(dtype)
-        return (outer + torch.where(self.diagonal, c, s * self.sin_factor.to(dtype))).reshape(*angle.shape, 3, 3)
+        outer = (t * self.first.to(angle)) * self.second.to(angle)
+        diagonal = self.diagonal.to(angle.device)
+        return (outer + torch.where(diagonal, c, s * self.sin_factor.to(angle))).reshape(*angle.shape, 3, 3)
 
 
 def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
@@ -188,14 +188,14 @@ class SerialChain:
     def _frames(self, q: torch.Tensor):
         """Yield (R, p, axis_world | None) of every joint frame after its rotation."""
         batch = q.shape[0]
-        rot = torch.eye(3, dtype=q.dtype).expand(batch, 3, 3)
-        pos = torch.zeros(batch, 3, dtype=q.dtype)
+        rot = torch.eye(3, dtype=q.dtype, device=q.device).expand(batch, 3, 3)
+        pos = torch.zeros(batch, 3, dtype=q.dtype, device=q.device)
         for joint in self._joints:
-            pos = pos + matvec3(rot, joint.origin_pos.to(q.dtype))
-            rot = matmul3(rot, joint.origin_rot.to(q.dtype).expand(batch, 3, 3))
+            pos = pos + matvec3(rot, joint.origin_pos.to(q))
+            rot = matmul3(rot, joint.origin_rot.to(q).expand(batch, 3, 3))
             axis_world = None
             if joint.active_index >= 0:
-                axis = joint.axis.to(q.dtype)
+                axis = joint.axis.to(q)
                 axis_world = matvec3(rot, axis.expand(batch, 3))
                 rot = matmul3(rot, joint.rotation(q[:, joint.active_index]))
             yield rot, pos, axis_world

@@ -65,12 +65,12 @@ class Panda:
         self.view = sim.load_articulations("panda", load_one)
         if self.view.joint_names != self.arm_joints + self.finger_joints:
             raise RuntimeError(f"unexpected Panda joint order {self.view.joint_names}")
-        limits = self.view.qlimits()
+        limits = self.view.qlimits().to(sim.device)
         self.arm = make_arm_controller(self.control_mode, limits[:7], self.chain)
         self.gripper = GripperController()
         low, high = self.arm.action_bounds()
-        self.action_low = torch.cat([low, -torch.ones(1)])
-        self.action_high = torch.cat([high, torch.ones(1)])
+        self.action_low = torch.cat([low.cpu(), -torch.ones(1)])     # CPU: becomes the gym space
+        self.action_high = torch.cat([high.cpu(), torch.ones(1)])
         return self.view
 
     # -- episode / control ----------------------------------------------------------
@@ -99,7 +99,7 @@ class Panda:
         if last is not None and last[0].shape == qpos.shape and last[0].dtype == qpos.dtype and torch.equal(last[0], qpos):
             return last[1].clone()
         pos, rot = self.chain.forward(qpos[:, :7].double())
-        tcp = torch.cat([pos + self.base_position.double(), matrix_to_quat(rot)], dim=1).float()
+        tcp = torch.cat([pos + self.base_position.to(pos), matrix_to_quat(rot)], dim=1).float()
         self._last_tcp = (qpos.detach().clone(), tcp)
         return tcp.clone()
 
