@@ -9,6 +9,7 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.vector import tree
 
 class EpisodeStatistics(gym.vector.VectorWrapper):
     """When episodes end, adds info[stats_key] = {"r": float64 (N,) return, "l": int64
@@ -39,12 +40,7 @@ class EpisodeStatistics(gym.vector.VectorWrapper):
 
     def reset(self, *, seed: Any = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
-        rows = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        if options and options.get("reset_mask") is not None:
-            rows = torch.as_tensor(options["reset_mask"], device=self.device).to(torch.bool)
-        elif options and options.get("env_idx") is not None:
-            rows = torch.zeros_like(rows)
-            rows[torch.as_tensor(options["env_idx"], device=self.device).long()] = True
+        rows = tree.reset_rows(options, self.num_envs, self.device)
         self._clear(rows)
         self._fresh[rows] = False
         return obs, info

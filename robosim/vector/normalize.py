@@ -14,6 +14,7 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.vector import tree
 
 
 class RunningMeanStd:
@@ -100,7 +101,7 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
     # -- gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
-        rows = self._reset_rows(options)
+        rows = tree.reset_rows(options, self.num_envs, self.device)
         self.returns[rows] = 0.0
         self._fresh[rows] = False
         self.raw_obs = obs
@@ -156,16 +157,6 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
         if self.training:
             for path, x in leaves.items():
                 self.obs_rms[path].update(x[rows.to(x.device)])
-
-    def _reset_rows(self, options: dict | None) -> torch.Tensor:
-        """bool (N,): the envs a reset call touched (all unless reset_mask/env_idx)."""
-        rows = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        if options and options.get("reset_mask") is not None:
-            rows = torch.as_tensor(options["reset_mask"], device=self.device).to(torch.bool)
-        elif options and options.get("env_idx") is not None:
-            rows = torch.zeros_like(rows)
-            rows[torch.as_tensor(options["env_idx"], device=self.device).long()] = True
-        return rows
 
     # -- statistics I/O ---------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -114,3 +114,15 @@ def masked_info(info: dict, mask: torch.Tensor) -> dict:
         held = _mask_of(info, key, n, mask.device) & mask
         out[f"_{key}"] = held
     return out
+
+
+def reset_rows(options: dict | None, num_envs: int, device: torch.device) -> torch.Tensor:
+    """bool (num_envs,): the envs a vector reset call touches (all, unless
+    options["reset_mask"] or options["env_idx"] names a subset)."""
+    rows = torch.ones(num_envs, dtype=torch.bool, device=device)
+    if options and options.get("reset_mask") is not None:
+        rows = torch.as_tensor(options["reset_mask"], device=device).to(torch.bool)
+    elif options and options.get("env_idx") is not None:
+        rows = torch.zeros_like(rows)
+        rows[torch.as_tensor(options["env_idx"], device=device).long()] = True
+    return rows
