@@ -115,6 +115,7 @@ class BaseEnv(gym.Env):
 
         options: env_idx (int indices), reconfigure (bool: rebuild the scene; full
         reset only). Returns (obs, info) for all N envs."""
+        self._check_open()
         options = {} if options is None else options
         if not isinstance(options, dict):
             raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
@@ -152,6 +153,7 @@ class BaseEnv(gym.Env):
     def step(self, action: Any):
         """Advance every env by one control step. `action` (N, A) float, or None to
         advance time without touching the drive targets."""
+        self._check_open()
         if action is not None:
             action = checks.to_float_tensor("action", action, (self.num_envs, *self.single_action_space.shape), self.device)
             action = torch.clamp(action, self._action_low, self._action_high)
@@ -229,6 +231,10 @@ class BaseEnv(gym.Env):
         if self.render_mode == "sensors":
             return self.cameras.render_sensors()
         return self.human_camera.capture()
+
+    def _check_open(self) -> None:
+        if self.sim is None:
+            raise RuntimeError(f"this {type(self.task).__name__} env was closed; make a new one")
 
     def close(self) -> None:
         """Release the scene; safe to call twice."""

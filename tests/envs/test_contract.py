@@ -120,3 +120,12 @@ def test_close_is_idempotent():
     env = robosim.make("Reach-v1", num_envs=1)
     env.close()
     env.close()
+
+
+def test_a_closed_env_says_so():
+    env = robosim.make("Reach-v1", num_envs=1)
+    env.close()
+    with pytest.raises(RuntimeError, match="env was closed"):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="env was closed"):
+        env.step(None)
