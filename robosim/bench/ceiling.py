@@ -21,6 +21,7 @@ import numpy as np
 import sapien
 
 from robosim.sim.layout import env_origins
+from robosim.sim.physics import PhysicsConfig
 
 REST_QPOS = np.array([0.0, math.pi / 8, 0.0, -math.pi * 5 / 8, 0.0, math.pi * 3 / 4, math.pi / 4, 0.04, 0.04],
                      dtype=np.float32)
@@ -48,6 +49,7 @@ class PhysxCeiling:
         self.num_envs = num_envs
         self.motion = motion
         self.origins = env_origins(num_envs).numpy().astype(np.float32)
+        PhysicsConfig().apply()  # robosim's (= ManiSkill3's) solver settings and PhysX workers
         self.system = sapien.physx.PhysxCpuSystem()
         self.system.set_timestep(1.0 / SIM_FREQ)
         # A render system per env as in robosim (the URDF loader needs one for the visual

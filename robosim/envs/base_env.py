@@ -21,7 +21,7 @@ from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBu
 from robosim.envs.task import Task
 from robosim.randomization import EnvRandomStreams
 from robosim.sensors.rig import CameraRig, RigSpec
-from robosim.sim import SIM_BACKENDS, create_sim_scene, resolve_backend
+from robosim.sim import SIM_BACKENDS, PhysicsConfig, create_sim_scene, resolve_backend
 
 REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
 RENDER_MODES = ("rgb_array", "sensors")
@@ -47,6 +47,7 @@ class BaseEnv(gym.Env):
         sensor_configs: dict | None = None,
         render_camera: dict | None = None,
         render_lod: str | float = "auto",
+        physics: PhysicsConfig | None = None,
     ):
         if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -61,6 +62,9 @@ class BaseEnv(gym.Env):
             raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
         if not isinstance(reconfiguration_freq, (int, np.integer)) or reconfiguration_freq < 0:
             raise ValueError(f"reconfiguration_freq must be an int >= 0, got {reconfiguration_freq!r}")
+        if physics is not None and not isinstance(physics, PhysicsConfig):
+            raise TypeError(f"physics must be a robosim.sim.PhysicsConfig or None, got {type(physics).__name__}")
+        self.physics = physics  # None: PhysicsConfig() (ManiSkill3's solver settings)
 
         self.num_envs = int(num_envs)
         self.sim_backend = sim_backend
@@ -100,7 +104,7 @@ class BaseEnv(gym.Env):
         """(Re)build the whole scene: ground, robot, task actors, cameras."""
         if self.sim is not None:
             self.sim.close()
-        self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq)
+        self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics)
         self.sim.add_ground()
         self.robot = Panda(self.control_mode, self.task.robot_base_position)
         self.robot.load(self.sim)

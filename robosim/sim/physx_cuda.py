@@ -111,10 +111,10 @@ class CudaSimScene(SimScene):
     actor_view_class = CudaActorView
     articulation_view_class = CudaArticulationView
 
-    def __init__(self, num_envs: int, sim_freq: int):
+    def __init__(self, num_envs: int, sim_freq: int, physics=None):
         if not torch.cuda.is_available():
             raise ValueError("sim_backend 'physx_cuda' needs a CUDA GPU; none is visible (use 'physx_cpu')")
-        super().__init__(num_envs, sim_freq)
+        super().__init__(num_envs, sim_freq, physics)
         self.device = torch.device("cuda")
         self._origins32[:] = 0.0  # GPU buffers are already in each sub-scene's frame
 

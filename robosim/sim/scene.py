@@ -20,6 +20,7 @@ import sapien
 import torch
 
 from robosim.sim.layout import env_origins
+from robosim.sim.physics import PhysicsConfig
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
 
 SIM_BACKENDS = ("physx_cpu", "physx_cuda", "auto")
@@ -45,9 +46,11 @@ class SimScene:
     actor_view_class = ActorView
     articulation_view_class = ArticulationView
 
-    def __init__(self, num_envs: int, sim_freq: int):
+    def __init__(self, num_envs: int, sim_freq: int, physics: PhysicsConfig | None = None):
         self.num_envs = num_envs
         self.sim_freq = sim_freq
+        self.physics_config = PhysicsConfig() if physics is None else physics
+        self.physics_config.apply()
         self.device = torch.device("cpu")
         self.origins = self._env_origins(num_envs)                  # float64 (N, 3)
         self._origins32 = self.origins.numpy().astype(np.float32)   # exact: multiples of 0.5 m
@@ -146,11 +149,12 @@ class SimScene:
         self.articulations.clear()
 
 
-def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int) -> SimScene:
-    """Construct the SimScene for a resolved backend name."""
+def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
+                     physics: PhysicsConfig | None = None) -> SimScene:
+    """Construct the SimScene for a backend name ("auto" resolved here)."""
     backend = resolve_backend(sim_backend)
     if backend == "physx_cuda":
         from robosim.sim.physx_cuda import CudaSimScene
 
-        return CudaSimScene(num_envs, sim_freq)
-    return SimScene(num_envs, sim_freq)
+        return CudaSimScene(num_envs, sim_freq, physics)
+    return SimScene(num_envs, sim_freq, physics)
