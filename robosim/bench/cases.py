@@ -17,7 +17,6 @@ import numpy as np
 import psutil
 import torch
 
-from robosim.sim.physics import PhysicsConfig
 
 TASK = "PickCube-v1"
 EPISODE_STEPS = 50
@@ -141,11 +140,10 @@ class _ManiSkillRunner:
         if case.num_envs != 1:
             raise ValueError(f"ManiSkill3 runs one env per process on physx_cpu, got num_envs={case.num_envs}")
         self.case = case
-        # same PhysX settings as robosim: ManiSkill3's defaults equal PhysicsConfig's, and it
-        # gets the same number of PhysX worker threads
+        # ManiSkill3's default PhysX settings equal robosim's PhysicsConfig, including the
+        # worker threads robosim would use for one env (none)
         self.env = gym.make(TASK, obs_mode="state", control_mode=case.control_mode, sim_backend="physx_cpu",
-                            render_backend="none",
-                            sim_config=dict(scene_config=dict(cpu_workers=PhysicsConfig().workers)))
+                            render_backend="none")
         space = self.env.action_space
         space.seed(1234)
         self.actions = [torch.as_tensor(space.sample()) for _ in range(ACTION_POOL)]

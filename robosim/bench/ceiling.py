@@ -49,7 +49,7 @@ class PhysxCeiling:
         self.num_envs = num_envs
         self.motion = motion
         self.origins = env_origins(num_envs).numpy().astype(np.float32)
-        PhysicsConfig().apply()  # robosim's (= ManiSkill3's) solver settings and PhysX workers
+        PhysicsConfig().apply(num_envs)  # robosim's (= ManiSkill3's) solver settings and PhysX workers
         self.system = sapien.physx.PhysxCpuSystem()
         self.system.set_timestep(1.0 / SIM_FREQ)
         # A render system per env as in robosim (the URDF loader needs one for the visual

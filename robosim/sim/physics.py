@@ -4,9 +4,11 @@ The defaults equal ManiSkill3 3.0's (its SceneConfig and DefaultMaterialsConfig:
 15 position iterations, 2 cm contact offset, friction 0.3), so robosim and ManiSkill3
 simulate a task with the same solver work and benchmarks compare like with like.
 `cpu_workers` lets PhysX solve independent islands on worker threads: all envs of a
-SimScene share one system, so their islands run in parallel. Measured on the 2-core
-project machine, 64 Panda + cube envs with moving robots: ~3.7k env-steps/s of bare
-physics with 0 workers, ~5.5k with 2 (1.5x); results stay repeatable run to run.
+SimScene share one system, so their islands run in parallel. Bare physics of Panda +
+cube envs with moving robots on the 2-core project machine (env-steps/s, 0 vs 2
+workers, two runs each): N=1 3.4k vs 1.7k, N=8 3.8k vs 2.8k, N=16 3.9k vs 3.4k,
+N=32 3.8k vs 5.2k, N=64 3.7k vs 5.5k. Threads pay off from about 32 envs, so the
+default uses them from MIN_ENVS_FOR_WORKERS on. Results stay repeatable run to run.
 """
 from __future__ import annotations
 
@@ -16,9 +18,12 @@ from dataclasses import dataclass
 import sapien
 
 
-def default_cpu_workers() -> int:
-    """PhysX worker threads: one per CPU, at most 4."""
-    return min(os.cpu_count() or 1, 4)
+MIN_ENVS_FOR_WORKERS = 32
+
+
+def default_cpu_workers(num_envs: int) -> int:
+    """PhysX worker threads: none below MIN_ENVS_FOR_WORKERS envs, else one per CPU, at most 4."""
+    return 0 if num_envs < MIN_ENVS_FOR_WORKERS else min(os.cpu_count() or 1, 4)
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class PhysicsConfig:
     static_friction: float = 0.3
     dynamic_friction: float = 0.3
     restitution: float = 0.0
-    cpu_workers: int | None = None        # None: default_cpu_workers()
+    cpu_workers: int | None = None        # None: default_cpu_workers(num_envs)
 
     def __post_init__(self):
         if not isinstance(self.solver_position_iterations, int) or not 1 <= self.solver_position_iterations <= 255:
@@ -48,15 +53,15 @@ class PhysicsConfig:
         if not 0.0 <= self.rest_offset < self.contact_offset:
             raise ValueError(f"need 0 <= rest_offset < contact_offset, got {self.rest_offset} and {self.contact_offset}")
 
-    @property
-    def workers(self) -> int:
-        return default_cpu_workers() if self.cpu_workers is None else self.cpu_workers
+    def workers(self, num_envs: int) -> int:
+        return default_cpu_workers(num_envs) if self.cpu_workers is None else self.cpu_workers
 
-    def apply(self) -> None:
-        """Make these SAPIEN's defaults for the systems, bodies and shapes created next."""
+    def apply(self, num_envs: int) -> None:
+        """Make these SAPIEN's defaults for the next system (of num_envs envs), its bodies
+        and shapes."""
         sapien.physx.set_scene_config(bounce_threshold=self.bounce_threshold, enable_pcm=True, enable_tgs=True,
                                       enable_ccd=False, enable_enhanced_determinism=False,
-                                      enable_friction_every_iteration=True, cpu_workers=self.workers)
+                                      enable_friction_every_iteration=True, cpu_workers=self.workers(num_envs))
         sapien.physx.set_body_config(solver_position_iterations=self.solver_position_iterations,
                                      solver_velocity_iterations=self.solver_velocity_iterations,
                                      sleep_threshold=self.sleep_threshold)

@@ -50,7 +50,7 @@ class SimScene:
         self.num_envs = num_envs
         self.sim_freq = sim_freq
         self.physics_config = PhysicsConfig() if physics is None else physics
-        self.physics_config.apply()
+        self.physics_config.apply(num_envs)
         self.device = torch.device("cpu")
         self.origins = self._env_origins(num_envs)                  # float64 (N, 3)
         self._origins32 = self.origins.numpy().astype(np.float32)   # exact: multiples of 0.5 m

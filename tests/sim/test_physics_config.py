@@ -43,3 +43,10 @@ def test_bad_physics_settings(kwargs, message):
 def test_env_rejects_a_non_config():
     with pytest.raises(TypeError, match=r"physics must be a robosim.sim.PhysicsConfig or None, got dict"):
         robosim.make("Reach-v1", physics={"solver_position_iterations": 4})
+
+
+def test_worker_threads_only_for_large_batches():
+    config = PhysicsConfig()
+    assert config.workers(1) == 0 and config.workers(16) == 0  # threads cost more than they save
+    assert config.workers(64) >= 1
+    assert PhysicsConfig(cpu_workers=3).workers(1) == 3
