@@ -17,7 +17,6 @@ import numpy as np
 import psutil
 import torch
 
-
 TASK = "PickCube-v1"
 EPISODE_STEPS = 50
 RESET_EVERY = 10
