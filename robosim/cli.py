@@ -31,10 +31,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     import robosim
     from robosim.record.cli import record_demo_video
+    from robosim.record.evaluate import evaluate
     from robosim.record.files import check_output_path
 
     if args.video:  # checked before the run; recorded after it, so it never slows the timing
@@ -46,26 +45,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
     env = robosim.make(args.task, num_envs=args.num_envs, control_mode="pd_ee_delta_pose",
                        sim_backend=args.sim_backend)
     try:
-        policy = env.task.solution_policy()
-        episodes_done, successes = 0, 0
+        scripted = env.task.solution_policy()
         steps = 0
+
+        def policy(obs):
+            nonlocal steps
+            steps += env.num_envs
+            return scripted()
+
         start = time.perf_counter()
-        with tqdm(total=args.episodes, desc=f"{args.task} x{args.num_envs} envs", unit="ep") as bar:
-            env.reset(seed=args.seed)
-            while episodes_done < args.episodes:
-                _, _, terminated, truncated, info = env.step(policy())
-                steps += env.num_envs
-                done = terminated | truncated
-                if done.any():
-                    idx = done.nonzero().flatten()
-                    n = min(len(idx), args.episodes - episodes_done)
-                    successes += int(info["success"][idx[:n]].sum())
-                    episodes_done += n
-                    bar.update(n)
-                    env.reset(options={"env_idx": idx})
+        result = evaluate(env, policy, args.episodes, seed=args.seed, progress=True)
         elapsed = time.perf_counter() - start
     finally:
         env.close()
+    successes, episodes_done = sum(result.success), result.episodes
     print(f"success rate: {successes / episodes_done:.1%} ({successes}/{episodes_done} episodes)")
     print(f"throughput:   {steps / elapsed:,.0f} env-steps/s with the scripted policy "
           f"({args.num_envs} envs, {env.sim_backend}, one process)")
