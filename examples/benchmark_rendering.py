@@ -127,10 +127,9 @@ def main(argv=None) -> int:
         print(f"{name:<38} {out['rate']:8.1f} {unit:<12} ({out['num_envs']} env{'s' * (out['num_envs'] > 1)})")
         results.append({"case": name, "system": system, "mode": mode, "lod": lod, **out})
     if args.json:
-        tmp = f"{args.json}.partial"
-        with open(tmp, "w") as f:
-            json.dump({"res": args.res, "results": results}, f, indent=1)
-        os.replace(tmp, args.json)
+        from robosim.bench.runner import write_json_atomic
+
+        write_json_atomic({"res": args.res, "results": results}, args.json)
     return 0
 
 
