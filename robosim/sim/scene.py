@@ -19,7 +19,8 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.sim.layout import env_origins
+from robosim.sim.building import SceneBuilding
+from robosim.sim.layout import GRID_SPACING, env_origins
 from robosim.sim.physics import PhysicsConfig
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
 
@@ -35,10 +36,12 @@ def resolve_backend(sim_backend: str) -> str:
     return sim_backend
 
 
-class SimScene:
+class SimScene(SceneBuilding):
     """N envs in one physics system (physx_cpu).
 
-    Build with `add_ground`, `build_actors` and `load_articulations`, then call `step()`
+    Build with `add_ground`, then `add_object` / `add_articulation` / `load_urdf`
+    (robosim.sim.building: env-frame descriptions), or the lower-level `build_actors` /
+    `load_articulations` (callbacks that build SAPIEN objects themselves), then `step()`
     for one physics substep of all envs. State per env is a flat float32 vector, the
     concatenation of every view's state in build order (`state_dim` entries)."""
 
@@ -88,22 +91,56 @@ class SimScene:
             builder.build_static(name="floor")
 
     def build_actors(self, name: str, build: Callable[[sapien.Scene, int], sapien.Entity]) -> ActorView:
-        """Call `build(scene, env_index)` once per env; returns the batched view."""
-        if name in self.actors:
-            raise ValueError(f"actor name {name!r} is already used in this scene")
-        view = self.actor_view_class(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], self._origins32,
-                                     cache=self.read_cache)
-        self.actors[name] = view
-        return view
+        """Call `build(scene, env_index)` once per env; returns the batched view.
+
+        Low level: `build` places its entity in WORLD coordinates, i.e. it must add
+        `self.env_pose(env_index, pose)` (or `origins[env_index]`) itself. An entity left
+        outside its env's cell is refused with a ValueError. Prefer `add_object`."""
+        self._check_new_name(name, self.actors)
+        return self._register_actor_view(name, [build(s, i) for i, s in enumerate(self.sub_scenes)])
 
     def load_articulations(
         self, name: str, load: Callable[[sapien.Scene, int], sapien.physx.PhysxArticulation]
     ) -> ArticulationView:
-        """Call `load(scene, env_index)` once per env; returns the batched view."""
+        """Call `load(scene, env_index)` once per env (world coordinates, as build_actors);
+        returns the batched view. Not checked against the env cells (a caller may place
+        the root at reset). Prefer `add_articulation` / `load_urdf`."""
+        self._check_new_name(name, self.articulations)
+        return self._register_articulation_view(name, [load(s, i) for i, s in enumerate(self.sub_scenes)])
+
+    @staticmethod
+    def _check_new_name(name: str, registry: dict) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty str, got {name!r}")
+        if name in registry:
+            raise ValueError(f"name {name!r} is already used in this scene")
+
+    def _check_in_cell(self, name: str, world_positions: list) -> None:
+        """Every env's copy must sit inside its own cell: a builder that forgot the env
+        offset would put it in another env, or far from every camera."""
+        local = np.asarray(world_positions, dtype=np.float64) - self.origins.numpy()
+        bad = np.flatnonzero(np.abs(local[:, :2]).max(axis=1) > GRID_SPACING / 2)
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(
+                f"{name!r} in env {i} was built at world position {np.round(np.asarray(world_positions[i]), 3).tolist()}, "
+                f"outside env {i}'s cell around {self.origins[i].tolist()}: build poses must be "
+                f"sim.env_pose(env_index, env_frame_pose), or use sim.add_object / sim.add_articulation")
+
+    def _register_actor_view(self, name: str, entities: list) -> ActorView:
+        if name in self.actors:
+            raise ValueError(f"actor name {name!r} is already used in this scene")
+        self._check_in_cell(name, [e.pose.p for e in entities])
+        view = self.actor_view_class(name, entities, self._origins32, cache=self.read_cache)
+        self.actors[name] = view
+        return view
+
+    def _register_articulation_view(self, name: str, articulations: list, check_cells: bool = False) -> ArticulationView:
         if name in self.articulations:
             raise ValueError(f"articulation name {name!r} is already used in this scene")
-        view = self.articulation_view_class(name, [load(s, i) for i, s in enumerate(self.sub_scenes)],
-                                            self._origins32, cache=self.read_cache)
+        if check_cells:
+            self._check_in_cell(name, [a.root_pose.p for a in articulations])
+        view = self.articulation_view_class(name, articulations, self._origins32, cache=self.read_cache)
         self.articulations[name] = view
         return view
 

@@ -141,10 +141,12 @@ class ActorView(_CachedReads):
 
 
 class ArticulationView(_CachedReads):
-    """N copies of one articulation (a fixed-base robot), one per env.
+    """N copies of one articulation, one per env (per-env models may differ).
 
-    Joint quantities are (N, dof) float32 in rad (revolute) or m (prismatic), in the
-    order of `joint_names` (SAPIEN's active-joint order)."""
+    Joint quantities are (N, dof) float32 in rad (revolute) or m (prismatic), in
+    SAPIEN's active-joint order. When the envs' articulations have different joint
+    counts, dof is the largest count, the missing entries read as 0 and are ignored on
+    write, and `joint_mask` (N, dof) bool marks the real ones."""
 
     def __init__(self, name: str, articulations: Sequence[sapien.physx.PhysxArticulation], origins: np.ndarray,
                  cache: ReadCache | None = None):
@@ -153,31 +155,50 @@ class ArticulationView(_CachedReads):
         self.articulations = list(articulations)
         self._origins = origins
         self.joints = [a.get_active_joints() for a in self.articulations]
-        self.joint_names = [j.name for j in self.joints[0]]
+        self.joint_names = [j.name for j in self.joints[0]]   # env 0's (all envs' when uniform)
         self.links = [a.get_links() for a in self.articulations]
         self.link_names = [l.name for l in self.links[0]]
-        self.dof = len(self.joint_names)
-        # a fixed-base robot's root never moves: leave it out of the state vector (PhysX
-        # does not round-trip a root pose through set/get bit-exactly)
+        self.dofs = np.array([len(j) for j in self.joints], dtype=np.int64)
+        self.dof = int(self.dofs.max())
+        self.uniform = bool((self.dofs == self.dof).all())
+        self.joint_mask = torch.from_numpy(np.arange(self.dof)[None, :] < self.dofs[:, None])
         self.fixed_root = self.articulations[0].get_joints()[0].type == "fixed"
         self._targets = np.zeros((len(self.articulations), self.dof), dtype=np.float32)
         self._target_setters = [j.set_drive_target for joints in self.joints for j in joints]
+        self._setter_offsets = np.concatenate([[0], np.cumsum(self.dofs)[:-1]])
 
     @property
     def state_dim(self) -> int:
-        return (0 if self.fixed_root else POSE_DIM) + 3 * self.dof
+        """root pose (7), then qpos, qvel and drive targets (dof each)."""
+        return POSE_DIM + 3 * self.dof
 
     def qlimits(self) -> torch.Tensor:
-        """float32 (dof, 2) joint limits [low, high]."""
+        """float32 (dof, 2) joint limits [low, high] (all envs share one model)."""
+        if not self.uniform:
+            raise ValueError(f"articulation {self.name!r} differs per env; use qlimits_per_env()")
         return torch.from_numpy(np.concatenate([j.limit for j in self.joints[0]], axis=0).astype(np.float32))
 
+    def qlimits_per_env(self) -> torch.Tensor:
+        """float32 (N, dof, 2) joint limits; padded entries are 0."""
+        out = np.zeros((len(self.articulations), self.dof, 2), dtype=np.float32)
+        for i, joints in enumerate(self.joints):
+            if joints:
+                out[i, :len(joints)] = np.concatenate([j.limit for j in joints], axis=0)
+        return torch.from_numpy(out)
+
+    def _stack(self, rows: list) -> np.ndarray:
+        if self.uniform:
+            return np.stack(rows).astype(np.float32).reshape(len(rows), self.dof)
+        out = np.zeros((len(rows), self.dof), dtype=np.float32)
+        for i, row in enumerate(rows):
+            out[i, :len(row)] = row
+        return out
+
     def qpos(self) -> torch.Tensor:
-        return self._read("qpos", lambda: torch.from_numpy(
-            np.stack([a.qpos for a in self.articulations]).astype(np.float32)))
+        return self._read("qpos", lambda: torch.from_numpy(self._stack([a.qpos for a in self.articulations])))
 
     def qvel(self) -> torch.Tensor:
-        return self._read("qvel", lambda: torch.from_numpy(
-            np.stack([a.qvel for a in self.articulations]).astype(np.float32)))
+        return self._read("qvel", lambda: torch.from_numpy(self._stack([a.qvel for a in self.articulations])))
 
     def drive_targets(self) -> torch.Tensor:
         return torch.from_numpy(self._targets.copy())
@@ -207,45 +228,57 @@ class ArticulationView(_CachedReads):
         for row, i in zip(arr, idx):
             self.articulations[i].set_root_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
 
-    def set_qpos(self, qpos: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
+    def _set_joint_rows(self, values: torch.Tensor, env_idx: torch.Tensor | None, setter: str) -> None:
         idx = _as_index(env_idx, len(self.articulations))
-        arr = qpos.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
+        arr = values.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
         self._wrote()
         for row, i in zip(arr, idx):
-            self.articulations[i].set_qpos(row)
+            getattr(self.articulations[i], setter)(row if self.uniform else row[:self.dofs[i]])
+
+    def set_qpos(self, qpos: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
+        self._set_joint_rows(qpos, env_idx, "set_qpos")
 
     def set_qvel(self, qvel: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
-        idx = _as_index(env_idx, len(self.articulations))
-        arr = qvel.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
-        self._wrote()
-        for row, i in zip(arr, idx):
-            self.articulations[i].set_qvel(row)
+        self._set_joint_rows(qvel, env_idx, "set_qvel")
 
     def set_drive_targets(self, targets: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         """PD position targets (M, dof) for env_idx (all envs when None)."""
         idx = _as_index(env_idx, len(self.articulations))
         arr = targets.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
         self._wrote()
-        # one flat loop over prebound setters, in the same env-major order as before
+        # one flat loop over prebound setters, env-major
         setters = self._target_setters
-        dof = self.dof
-        for k, value in zip((idx[:, None] * dof + np.arange(dof)).ravel().tolist(), arr.ravel().tolist()):
+        keys = self._setter_offsets[idx][:, None] + np.arange(self.dof)
+        if self.uniform:
+            keys, values = keys.ravel(), arr.ravel()
+        else:
+            mask = self.joint_mask.numpy()[idx]
+            keys, values = keys[mask], arr[mask]
+        for k, value in zip(keys.tolist(), values.tolist()):
             setters[k](value)
         self._targets[idx] = arr
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
-        """float32 (M, state_dim): [root pose (floating base only)], qpos, qvel, drive targets."""
-        parts = [self.qpos(), self.qvel(), self.drive_targets()]
-        if not self.fixed_root:
-            parts.insert(0, self.root_pose())
-        state = torch.cat(parts, dim=1)
+        """float32 (M, state_dim): root pose, qpos, qvel, drive targets (env frame)."""
+        state = torch.cat([self.root_pose(), self.qpos(), self.qvel(), self.drive_targets()], dim=1)
         return state if env_idx is None else state[env_idx]
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         d = self.dof
-        if not self.fixed_root:
-            self.set_root_pose(state[:, :POSE_DIM], env_idx)
-            state = state[:, POSE_DIM:]
+        self._set_changed_root_poses(state[:, :POSE_DIM], env_idx)
+        state = state[:, POSE_DIM:]
         self.set_qpos(state[:, :d], env_idx)
         self.set_qvel(state[:, d:2 * d], env_idx)
         self.set_drive_targets(state[:, 2 * d:], env_idx)
+
+    def _set_changed_root_poses(self, pose: torch.Tensor, env_idx: torch.Tensor | None) -> None:
+        """Write only the root poses that differ bit-wise from the current ones: PhysX does
+        not round-trip a root pose through set/get exactly, so an unchanged (e.g. fixed
+        robot base) root is left alone and a state round trip stays exact."""
+        idx = _as_index(env_idx, len(self.articulations))
+        current = self.root_pose()[torch.from_numpy(idx)]
+        pose = pose.detach().cpu().to(torch.float32)
+        changed = (pose != current).any(dim=1)
+        if changed.any():
+            rows = torch.nonzero(changed).flatten()
+            self.set_root_pose(pose[rows], torch.from_numpy(idx[rows.numpy()]))

@@ -1,0 +1,201 @@
+"""Scene building for task authors: turn the descriptions of `robosim.sim.objects` into one
+SAPIEN object per env and return the batched view. Mixed into SimScene.
+
+    cube = sim.add_object("cube", RigidObject([Box(0.02)], pose=(0, 0, 0.02)))
+    tees = sim.add_object("tee", lambda i: RigidObject(tee_shapes(rng_sizes[i])))
+    drawer = sim.add_articulation("cabinet", cabinet_model)
+    robot_like = sim.load_urdf("arm", "/path/arm.urdf", pose=(0, 0, 0))
+
+A description (or a function env_index -> description, for per-env assets) is given in
+the env frame; `env_pose` adds the env's place in the shared physics world.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable, Sequence, Union
+
+import numpy as np
+import sapien
+
+from robosim.sim.meshes import prepare_mesh
+from robosim.sim.objects import (IDENTITY, ArticulationModel, Box, Capsule, Cylinder, Material, Mesh, RigidObject,
+                                 Sphere, check_pose)
+from robosim.sim.views import ActorView, ArticulationView
+
+ObjectSource = Union[RigidObject, Callable[[int], RigidObject]]
+ModelSource = Union[ArticulationModel, Callable[[int], ArticulationModel]]
+
+
+def _sapien_pose(pose: Sequence[float]) -> sapien.Pose:
+    return sapien.Pose(np.asarray(pose[:3], dtype=np.float32), np.asarray(pose[3:], dtype=np.float32))
+
+
+def _x_to_axis(axis: Sequence[float]) -> sapien.Pose:
+    """Rotation taking +x onto unit `axis` (SAPIEN joints move along their frame's x)."""
+    x = np.array([1.0, 0.0, 0.0])
+    a = np.asarray(axis, dtype=np.float64)
+    c = float(np.dot(x, a))
+    if c < -1 + 1e-9:
+        return sapien.Pose(q=[0.0, 0.0, 0.0, 1.0])   # 180 deg about z
+    v = np.cross(x, a)
+    q = np.array([1.0 + c, *v])
+    return sapien.Pose(q=(q / np.linalg.norm(q)).astype(np.float32))
+
+
+def _render_material(color) -> sapien.render.RenderMaterial:
+    return sapien.render.RenderMaterial(base_color=list(color))
+
+
+def add_shapes(builder, shapes, density: float, material: sapien.physx.PhysxMaterial) -> int:
+    """Add each shape's collision and visual to a SAPIEN actor or link builder; returns
+    the number of collision shapes added."""
+    collisions = 0
+    for s in shapes:
+        pose = _sapien_pose(s.pose)
+        if isinstance(s, Mesh):
+            mesh = prepare_mesh(s.source, s.collision, "Mesh.source")
+            visual_material = None if s.color is None else _render_material(s.color)
+            builder.add_visual_from_file(mesh.visual_file, pose=pose, scale=s.scale, material=visual_material)
+            for part in mesh.collision_files:
+                builder.add_convex_collision_from_file(part, pose=pose, scale=s.scale, material=material,
+                                                       density=density)
+                collisions += 1
+            continue
+        visual = _render_material(s.color)
+        if isinstance(s, Box):
+            builder.add_box_visual(pose, half_size=s.half_size, material=visual)
+            if s.collision:
+                builder.add_box_collision(pose, half_size=s.half_size, material=material, density=density)
+        elif isinstance(s, Sphere):
+            builder.add_sphere_visual(pose, radius=s.radius, material=visual)
+            if s.collision:
+                builder.add_sphere_collision(pose, radius=s.radius, material=material, density=density)
+        elif isinstance(s, Capsule):
+            builder.add_capsule_visual(pose, radius=s.radius, half_length=s.half_length, material=visual)
+            if s.collision:
+                builder.add_capsule_collision(pose, radius=s.radius, half_length=s.half_length, material=material,
+                                              density=density)
+        elif isinstance(s, Cylinder):
+            builder.add_cylinder_visual(pose, radius=s.radius, half_length=s.half_length, material=visual)
+            if s.collision:
+                builder.add_cylinder_collision(pose, radius=s.radius, half_length=s.half_length, material=material,
+                                               density=density)
+        collisions += int(s.collision)
+    return collisions
+
+
+def _physx_material(m: Material) -> sapien.physx.PhysxMaterial:
+    return sapien.physx.PhysxMaterial(m.static_friction, m.dynamic_friction, m.restitution)
+
+
+class SceneBuilding:
+    """Mixin of SimScene: env-frame building of rigid objects and articulations.
+
+    Needs `sub_scenes`, `num_envs`, `origins` (float64 (N, 3)) and the view registries
+    `actors` / `articulations`, plus `_register_actor_view` / `_register_articulation_view`."""
+
+    def env_pose(self, env_index: int, pose: Sequence[float] = IDENTITY) -> sapien.Pose:
+        """World pose of an env-frame `pose` in env `env_index` (the GPU backend, where
+        SAPIEN applies sub-scene offsets itself, returns it unchanged)."""
+        pose = check_pose("pose", pose)
+        p = np.asarray(pose[:3], dtype=np.float32) + self._origins32[env_index]
+        return sapien.Pose(p, np.asarray(pose[3:], dtype=np.float32))
+
+    def _per_env(self, name: str, source, kind: type, argument: str) -> list:
+        if isinstance(source, kind):
+            return [source] * self.num_envs
+        if not callable(source):
+            raise TypeError(f"{argument} must be a {kind.__name__} or a function env_index -> {kind.__name__}, "
+                            f"got {type(source).__name__}")
+        items = [source(i) for i in range(self.num_envs)]
+        for i, item in enumerate(items):
+            if not isinstance(item, kind):
+                raise TypeError(f"{argument}({i}) must return a {kind.__name__}, got {type(item).__name__}")
+        return items
+
+    def add_object(self, name: str, source: ObjectSource) -> ActorView:
+        """Build one rigid object per env from `source` (a RigidObject, or a function
+        env_index -> RigidObject for per-env assets); returns its batched view."""
+        self._check_new_name(name, self.actors)
+        objects = self._per_env(name, source, RigidObject, "source")
+
+        def build(scene: sapien.Scene, env_index: int) -> sapien.Entity:
+            obj = objects[env_index]
+            builder = scene.create_actor_builder()
+            if add_shapes(builder, obj.shapes, obj.density, _physx_material(obj.material)) == 0 and obj.body == "dynamic":
+                raise ValueError(f"object {name!r} in env {env_index} is dynamic but has no collision shape "
+                                 "(a dynamic body needs one to have mass)")
+            builder.initial_pose = self.env_pose(env_index, obj.pose)
+            if obj.body == "static":
+                return builder.build_static(name=name)
+            if obj.body == "kinematic":
+                return builder.build_kinematic(name=name)
+            entity = builder.build(name=name)
+            if obj.mass is not None:
+                body = entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+                ratio = obj.mass / body.mass
+                body.mass = obj.mass
+                body.inertia = np.asarray(body.inertia) * ratio
+            return entity
+
+        return self._register_actor_view(name, [build(s, i) for i, s in enumerate(self.sub_scenes)])
+
+    def add_articulation(self, name: str, source: ModelSource) -> ArticulationView:
+        """Build one articulation per env from an ArticulationModel (or a function
+        env_index -> model: per-env models may differ in joint count; the view pads)."""
+        self._check_new_name(name, self.articulations)
+        models = self._per_env(name, source, ArticulationModel, "source")
+
+        def build(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
+            model = models[env_index]
+            builder = scene.create_articulation_builder()
+            material = _physx_material(model.material)
+            link_builders = {}
+            for link in model.links:
+                lb = builder.create_link_builder(link_builders.get(link.parent))
+                lb.set_name(link.name)
+                add_shapes(lb, link.shapes, link.density, material)
+                if link.joint is not None:
+                    j = link.joint
+                    to_axis = _x_to_axis(j.axis)
+                    lb.set_joint_name(f"{link.name}_joint")
+                    limits = [] if j.type == "fixed" else [list(j.limits)]
+                    lb.set_joint_properties(j.type, limits, _sapien_pose(j.pose_in_parent) * to_axis, to_axis,
+                                            friction=j.friction, damping=j.damping)
+                link_builders[link.name] = lb
+            builder.initial_pose = self.env_pose(env_index, model.pose)
+            art = builder.build(fix_root_link=model.fix_root)
+            art.set_name(f"{name}_{env_index}")
+            return art
+
+        return self._register_articulation_view(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], True)
+
+    def load_urdf(self, name: str, path: "str | os.PathLike", pose: Sequence[float] = IDENTITY,
+                  fix_root: bool = True, scale: float = 1.0) -> ArticulationView:
+        """Load the URDF at `path` once per env, its root at env-frame `pose`."""
+        self._check_new_name(name, self.articulations)
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"path must be an existing URDF file, got {path!r} (no such file)")
+        if not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+            raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+        pose = check_pose("pose", pose)
+
+        def load(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
+            loader = scene.create_urdf_loader()
+            loader.fix_root_link = fix_root
+            loader.scale = scale
+            try:
+                builders = loader.parse(path)[0]
+            except Exception as err:
+                raise ValueError(f"path must be a URDF that parses, got {path!r} ({err})") from None
+            if len(builders) != 1:
+                raise ValueError(f"path must be a URDF with exactly one articulation, got {len(builders)} in {path!r}")
+            builder = builders[0]
+            builder.initial_pose = self.env_pose(env_index, pose)
+            art = builder.build(fix_root_link=fix_root)
+            art.set_name(f"{name}_{env_index}")
+            return art
+
+        return self._register_articulation_view(name, [load(s, i) for i, s in enumerate(self.sub_scenes)], True)
