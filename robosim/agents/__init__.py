@@ -1,5 +1,10 @@
-"""Robots and their batched controllers."""
+"""Robots as data (RobotSpec) behind a registry, one generic batched Robot, and
+controllers generic over any serial arm."""
 from robosim.agents.controllers import CONTROL_MODES
-from robosim.agents.panda import Panda, rest_qpos
+from robosim.agents.registry import DEFAULT_ROBOT
+from robosim.agents.registry import get_robot_spec, list_robots, register_robot
+from robosim.agents.robot import Robot
+from robosim.agents.spec import GripperSpec, RobotSpec, ToolMount
 
-__all__ = ["CONTROL_MODES", "Panda", "rest_qpos"]
+__all__ = ["CONTROL_MODES", "DEFAULT_ROBOT", "GripperSpec", "Robot", "RobotSpec", "ToolMount", "get_robot_spec", "list_robots",
+           "register_robot"]

@@ -27,7 +27,7 @@ def _solve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     the per-matrix LAPACK calls, and so the results, are the same as linalg.solve's
     (which is lu_factor followed by lu_solve)."""
     if a.device.type != "cpu":
-        return torch.linalg.solve(a, b)
+        return torch.linalg.solve_ex(a, b)[0]   # solve() checks for errors: a device sync
     chunk = max(1, torch.get_num_threads())
     if a.shape[0] <= chunk:
         return torch.linalg.solve(a, b)
@@ -56,7 +56,10 @@ class ArmController:
         ones = torch.ones(self.action_dim)
         return -ones, ones
 
-    def targets(self, action: torch.Tensor, qpos: torch.Tensor) -> torch.Tensor:
+    def targets(self, action: torch.Tensor, qpos: torch.Tensor, version: int | None = None) -> torch.Tensor:
+        """Arm joint targets (N, arm_dof) for `action` (N, action_dim) at arm joint
+        positions `qpos` (N, arm_dof); `version`: the scene ReadCache version qpos was
+        read at (lets FK reuse its last result, see SerialChain)."""
         raise NotImplementedError
 
     def _clamp(self, q: torch.Tensor) -> torch.Tensor:
@@ -73,7 +76,7 @@ class JointPosController(ArmController):
     def action_bounds(self):
         return self.qlimits[:, 0].clone(), self.qlimits[:, 1].clone()
 
-    def targets(self, action, qpos):
+    def targets(self, action, qpos, version=None):
         return self._clamp(action)
 
 
@@ -85,7 +88,7 @@ class JointDeltaPosController(ArmController):
         self.action_dim = qlimits.shape[0]
         self.max_delta = max_delta
 
-    def targets(self, action, qpos):
+    def targets(self, action, qpos, version=None):
         return self._clamp(qpos + action * self.max_delta)
 
 
@@ -104,8 +107,8 @@ class EEDeltaController(ArmController):
         self.action_dim = 6 if rotation else 3
         self.max_pos, self.max_rot = max_pos, max_rot
 
-    def targets(self, action, qpos):
-        jac, _, rot = self.chain.jacobian(qpos.double())
+    def targets(self, action, qpos, version=None):
+        jac, _, rot = self.chain.jacobian(qpos.double(), version)
         action = action.double()
         delta_pos = action[:, :3] * self.max_pos
         if self.rotation:
@@ -122,7 +125,8 @@ class EEDeltaController(ArmController):
 
 
 class GripperController:
-    """One action in [-1, 1] -> both finger targets in [closed, open] m (-1 closes)."""
+    """One action in [-1, 1] -> the same target for every gripper joint, linear between
+    `closed` (-1) and `open_` (+1), in joint units (m or rad)."""
 
     action_dim = 1
 
@@ -134,14 +138,15 @@ class GripperController:
         return width.expand(-1, self.num_fingers)
 
 
-def make_arm_controller(control_mode: str, qlimits: torch.Tensor, chain: SerialChain) -> ArmController:
-    """Build the arm part of `control_mode` (one of CONTROL_MODES)."""
+def make_arm_controller(control_mode: str, qlimits: torch.Tensor, chain: SerialChain, joint_delta: float = 0.1,
+                        ee_max_pos: float = 0.1, ee_max_rot: float = 0.1) -> ArmController:
+    """Build the arm part of `control_mode` (one of CONTROL_MODES); qlimits (arm_dof, 2)."""
     if control_mode == "pd_joint_pos":
         return JointPosController(qlimits)
     if control_mode == "pd_joint_delta_pos":
-        return JointDeltaPosController(qlimits)
+        return JointDeltaPosController(qlimits, joint_delta)
     if control_mode == "pd_ee_delta_pos":
-        return EEDeltaController(qlimits, chain, rotation=False)
+        return EEDeltaController(qlimits, chain, rotation=False, max_pos=ee_max_pos, max_rot=ee_max_rot)
     if control_mode == "pd_ee_delta_pose":
-        return EEDeltaController(qlimits, chain, rotation=True)
+        return EEDeltaController(qlimits, chain, rotation=True, max_pos=ee_max_pos, max_rot=ee_max_rot)
     raise ValueError(f"control_mode must be one of {CONTROL_MODES}, got {control_mode!r}")

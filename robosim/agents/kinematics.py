@@ -59,25 +59,33 @@ class _FixedAxisRotation:
 
     Every entry is evaluated with the same floating-point operations in the same order
     as in axis_angle_matrix ((t * a) * b, then + c or + s * (+-axis component), where
-    a - b is a + (-b) in IEEE arithmetic), so the result is bit-identical to it."""
+    a - b is a + (-b) in IEEE arithmetic), so the result is bit-identical to it. The
+    constants are copied to each (device, dtype) once, so no call copies host data."""
 
     _A = (0, 0, 0, 0, 1, 1, 0, 1, 2)    # entry (i, j) of t * a * b: a = axis[_A], b = axis[_B]
     _B = (0, 1, 2, 1, 1, 2, 2, 2, 2)
 
     def __init__(self, axis: torch.Tensor):
         x, y, z = axis.tolist()
-        self.first = axis[list(self._A)].clone()
-        self.second = axis[list(self._B)].clone()
         zero = 0.0
-        self.sin_factor = torch.tensor([zero, -z, y, z, zero, -x, -y, x, zero], dtype=axis.dtype)
+        self._host = (axis[list(self._A)].clone(), axis[list(self._B)].clone(),
+                      torch.tensor([zero, -z, y, z, zero, -x, -y, x, zero], dtype=axis.dtype))
         self.diagonal = torch.tensor([True, False, False, False, True, False, False, False, True])
+        self._on: dict = {}
+
+    def _constants(self, like: torch.Tensor):
+        key = (like.device, like.dtype)
+        consts = self._on.get(key)
+        if consts is None:
+            consts = self._on[key] = (*(c.to(like) for c in self._host), self.diagonal.to(like.device))
+        return consts
 
     def __call__(self, angle: torch.Tensor) -> torch.Tensor:
+        first, second, sin_factor, diagonal = self._constants(angle)
         c, s = torch.cos(angle).unsqueeze(-1), torch.sin(angle).unsqueeze(-1)
         t = 1 - c
-        outer = (t * self.first.to(angle)) * self.second.to(angle)
-        diagonal = self.diagonal.to(angle.device)
-        return (outer + torch.where(diagonal, c, s * self.sin_factor.to(angle))).reshape(*angle.shape, 3, 3)
+        outer = (t * first) * second
+        return (outer + torch.where(diagonal, c, s * sin_factor)).reshape(*angle.shape, 3, 3)
 
 
 def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
@@ -135,12 +143,15 @@ class _Joint:
 
 
 class SerialChain:
-    """Kinematic chain from `root_link` to `tip_link` of a URDF.
+    """Kinematic chain from `root_link` to `tip_link` of a URDF, plus an optional fixed
+    `tip_offset` (m, in the tip link's frame) for a tool centre point between links.
 
     `joint_names` lists the chain's movable joints in root-to-tip order; q passed to
-    `forward` / `jacobian` is (B, len(joint_names)) in that order."""
+    `forward` / `jacobian` is (B, len(joint_names)) in that order. Constants live on each
+    device they are used on (copied once), so evaluating on a GPU copies no host data."""
 
-    def __init__(self, urdf_path: str, root_link: str, tip_link: str):
+    def __init__(self, urdf_path: str, root_link: str, tip_link: str,
+                 tip_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)):
         tree = ET.parse(urdf_path).getroot()
         by_child = {j.find("child").get("link"): j for j in tree.findall("joint")}
         chain = []
@@ -171,18 +182,40 @@ class SerialChain:
                        len(self.joint_names) - 1 if movable else -1,
                        _FixedAxisRotation(axis / axis.norm()) if movable else None)
             )
-        # (q, frames) of the last evaluation: one control step asks for the same q's FK
+        if any(v != 0.0 for v in tip_offset):
+            self._joints.append(_Joint(torch.eye(3, dtype=torch.float64),
+                                       torch.tensor(tip_offset, dtype=torch.float64), torch.zeros(3), -1))
+        self._on: dict = {}   # (device, dtype) -> per-joint (origin_rot, origin_pos, axis) there
+        # (key, frames) of the last evaluation: one control step asks for the same q's FK
         # several times (reward, success, obs, the next step's IK Jacobian)
-        self._last: tuple[torch.Tensor, list] | None = None
+        self._last: tuple | None = None
 
-    def _cached_frames(self, q: torch.Tensor) -> list:
-        """The frames of `_frames(q)`, reused while q is bit-for-bit the last q."""
+    def forget(self) -> None:
+        """Drop the cached last evaluation (call when the scene whose versions keyed it
+        is replaced)."""
+        self._last = None
+
+    def _constants(self, q: torch.Tensor) -> list:
+        key = (q.device, q.dtype)
+        consts = self._on.get(key)
+        if consts is None:
+            consts = self._on[key] = [(j.origin_rot.to(q), j.origin_pos.to(q), j.axis.to(q)) for j in self._joints]
+        return consts
+
+    def _cached_frames(self, q: torch.Tensor, version: int | None) -> list:
+        """The frames of `_frames(q)`, reused while q is the last q: `version` (the
+        scene's ReadCache version q was read at) equal to the last one, or, with no
+        version, q bit-for-bit equal to the last q on CPU (a GPU compare would wait
+        for the device, so there it recomputes)."""
         last = self._last
-        if (last is not None and last[0].shape == q.shape and last[0].dtype == q.dtype
-                and last[0].device == q.device and torch.equal(last[0], q)):
-            return last[1]
+        if last is not None and last[1] == q.shape and last[2] == q.dtype and last[3] == q.device:
+            if version is not None and last[0] == ("version", version):
+                return last[4]
+            if version is None and q.device.type == "cpu" and last[0][0] == "q" and torch.equal(last[0][1], q):
+                return last[4]
         frames = list(self._frames(q))
-        self._last = (q.detach().clone(), frames)
+        key = ("version", version) if version is not None else ("q", q.detach().clone())
+        self._last = (key, q.shape, q.dtype, q.device, frames)
         return frames
 
     def _frames(self, q: torch.Tensor):
@@ -190,26 +223,27 @@ class SerialChain:
         batch = q.shape[0]
         rot = torch.eye(3, dtype=q.dtype, device=q.device).expand(batch, 3, 3)
         pos = torch.zeros(batch, 3, dtype=q.dtype, device=q.device)
-        for joint in self._joints:
-            pos = pos + matvec3(rot, joint.origin_pos.to(q))
-            rot = matmul3(rot, joint.origin_rot.to(q).expand(batch, 3, 3))
+        for joint, (origin_rot, origin_pos, axis) in zip(self._joints, self._constants(q)):
+            pos = pos + matvec3(rot, origin_pos)
+            rot = matmul3(rot, origin_rot.expand(batch, 3, 3))
             axis_world = None
             if joint.active_index >= 0:
-                axis = joint.axis.to(q)
                 axis_world = matvec3(rot, axis.expand(batch, 3))
                 rot = matmul3(rot, joint.rotation(q[:, joint.active_index]))
             yield rot, pos, axis_world
 
-    def forward(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3)."""
-        rot, pos, _ = self._cached_frames(q)[-1]
+    def forward(self, q: torch.Tensor, version: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3).
+        `version`: see `_cached_frames`."""
+        rot, pos, _ = self._cached_frames(q, version)[-1]
         return pos.clone(), rot.clone()
 
-    def jacobian(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def jacobian(self, q: torch.Tensor, version: int | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Geometric Jacobian (B, 6, dof) of the tip in the root frame [linear; angular],
         with the tip position (B, 3) and rotation (B, 3, 3)."""
         axes, origins = [], []
-        frames = self._cached_frames(q)
+        frames = self._cached_frames(q, version)
         for _, pos, axis_world in frames:
             if axis_world is not None:
                 axes.append(axis_world)

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.agents import CONTROL_MODES, Panda
+from robosim.agents import CONTROL_MODES, Robot, get_robot_spec
 from robosim.envs import checks
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
 from robosim.envs.task import Task
@@ -48,6 +48,7 @@ class BaseEnv(gym.Env):
         render_camera: dict | None = None,
         render_lod: str | float = "auto",
         physics: PhysicsConfig | None = None,
+        robot: str | None = None,
     ):
         if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -55,6 +56,14 @@ class BaseEnv(gym.Env):
         self.reward_mode = checks.check_choice("reward_mode", reward_mode, REWARD_MODES)
         control_mode = task.default_control_mode if control_mode is None else control_mode
         self.control_mode = checks.check_choice("control_mode", control_mode, CONTROL_MODES)
+        # robot: a registered name; the task decides which it supports (None: any)
+        robot = task.default_robot if robot is None else robot
+        spec = get_robot_spec(robot)
+        if task.supported_robots is not None and robot not in task.supported_robots:
+            raise ValueError(f"robot must be one that {task.__name__} supports, one of "
+                             f"{list(task.supported_robots)}, got {robot!r}")
+        self._robot_factory = lambda: Robot(spec, self.control_mode, task.robot_base_position)
+        self._robot_factory()   # checks the control mode and the URDF before anything is built
         checks.check_choice("sim_backend", sim_backend, SIM_BACKENDS)
         if render_mode is not None:
             checks.check_choice("render_mode", render_mode, RENDER_MODES)
@@ -106,7 +115,7 @@ class BaseEnv(gym.Env):
             self.sim.close()
         self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics)
         self.sim.add_ground()
-        self.robot = Panda(self.control_mode, self.task.robot_base_position)
+        self.robot = self._robot_factory()
         self.robot.load(self.sim)
         self.task.build_scene(self.sim, self._rng.next_build())
         self.sim.finalize()

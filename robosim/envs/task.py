@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from robosim.agents.panda import rest_qpos
+from robosim.agents import DEFAULT_ROBOT
 from robosim.randomization import BatchRandom
 from robosim.sensors.camera import CameraConfig
 from robosim.sim import SimScene
@@ -38,7 +38,9 @@ class Task:
     max_episode_steps: int = 50
     default_control_mode: str = "pd_ee_delta_pose"
     goal_conditioned: bool = False      # True: obs is {observation, achieved_goal, desired_goal}
-    robot_base_position = (-0.615, 0.0, 0.0)
+    robot_base_position: tuple[float, float, float] | None = None   # env frame, m; None: the robot's own
+    default_robot: str = DEFAULT_ROBOT        # robosim.make(..., robot=None) uses this one
+    supported_robots: tuple[str, ...] | None = None   # robot names the task works with; None: any
     max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward
     # cameras of the camera obs modes and render_mode="sensors" (env kwarg sensor_configs
     # overrides resolution, pose, ...); default: ManiSkill3's "base_camera" view
@@ -68,9 +70,10 @@ class Task:
     def initialize_episode(self, env_idx: torch.Tensor, rng: BatchRandom) -> None:
         """Place robot and objects for the envs in env_idx (int64 (M,)); rng has M streams.
 
-        Default: robot at its rest pose with N(0, 0.02) rad noise on the arm joints."""
-        qpos = rest_qpos(len(env_idx)).to(rng.device)
-        qpos[:, :7] += rng.normal(0.0, 0.02, (7,))
+        Default: robot at its rest pose with N(0, spec.rest_noise) rad noise on the arm joints."""
+        robot = self.robot
+        qpos = robot.rest_qpos(len(env_idx)).to(rng.device)
+        qpos[:, :robot.arm_dof] += rng.normal(0.0, robot.spec.rest_noise, (robot.arm_dof,))
         self.robot.reset(qpos, env_idx)
 
     def evaluate(self) -> dict[str, torch.Tensor]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from robosim.agents import Panda, rest_qpos
+from robosim.agents import Robot, get_robot_spec
 from robosim.agents.kinematics import matrix_to_quat, quat_to_matrix
 from robosim.sim import SimScene
 
@@ -15,10 +15,14 @@ N = 4
 def scene():
     sim = SimScene(N, 100)
     sim.add_ground()
-    robot = Panda("pd_ee_delta_pose")
+    robot = Robot(get_robot_spec("panda"), "pd_ee_delta_pose")
     robot.load(sim)
     yield sim, robot
     sim.close()
+
+
+def rest_qpos(n):
+    return Robot(get_robot_spec("panda"), "pd_joint_pos").spec and torch.tensor(get_robot_spec("panda").rest_qpos).expand(n, 9).clone()
 
 
 def _random_qpos(n, generator):

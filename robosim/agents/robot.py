@@ -1,0 +1,171 @@
+"""One generic batched robot: any fixed-base serial arm described by a RobotSpec.
+
+qpos layout (N, dof): the spec's arm joints (rad), then its gripper joints (m or rad).
+Poses are [x, y, z, qw, qx, qy, qz] in the env frame; end-effector actions are deltas
+along the env frame's axes (rotated into the robot base frame when the base is yawed).
+"""
+from __future__ import annotations
+
+import sapien
+import torch
+
+from robosim.agents.controllers import GripperController, make_arm_controller
+from robosim.agents.kinematics import SerialChain, matmul3, matrix_to_quat, matvec3, quat_to_matrix
+from robosim.agents.model import RobotModel
+from robosim.agents.spec import RobotSpec
+from robosim.sim.scene import SimScene
+from robosim.sim.views import ArticulationView
+
+
+class Robot:
+    """N copies of `spec` in a SimScene, with the controller of `control_mode`.
+
+    Construction checks the spec, the control mode and the URDF (ValueError naming the
+    argument) and parses nothing that is already parsed in this process; `load(sim)`
+    builds one articulation per env at env origin + base pose."""
+
+    def __init__(self, spec: RobotSpec, control_mode: str, base_position=None):
+        spec.validate()
+        if control_mode not in spec.control_modes:
+            raise ValueError(f"control_mode must be one that robot {spec.name!r} supports, one of "
+                             f"{list(spec.control_modes)}, got {control_mode!r}")
+        self.spec = spec
+        self.control_mode = control_mode
+        self.model = RobotModel.for_spec(spec)
+        self.urdf_path = self.model.urdf_path
+        position = spec.base_position if base_position is None else tuple(base_position)
+        if len(position) != 3:
+            raise ValueError(f"base_position must have 3 entries (x, y, z) m, got {position!r}")
+        self.base_position = torch.tensor(position, dtype=torch.float32)
+        self.base_quat = torch.tensor(spec.base_quat, dtype=torch.float32)
+        self._base_rotated = tuple(spec.base_quat) != (1.0, 0.0, 0.0, 0.0)
+        self.chain = SerialChain(self.urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
+        if tuple(self.chain.joint_names) != tuple(spec.arm_joints):
+            raise ValueError(f"RobotSpec.arm_joints of {spec.name!r} must be the movable joints from "
+                             f"{spec.root_link!r} to {spec.tcp_link!r} in order, {self.chain.joint_names}, "
+                             f"got {list(spec.arm_joints)}")
+        self.arm_dof = spec.arm_dof
+        self.dof = spec.dof
+        self.tcp_link = spec.tcp_link
+        self.view: ArticulationView | None = None
+        self.sim: SimScene | None = None
+        self._last_tcp: tuple | None = None   # (key, tcp pose)
+
+    # -- build ------------------------------------------------------------------------
+    def load(self, sim: SimScene) -> ArticulationView:
+        """Add one robot per env to `sim`, placed at build time (GPU PhysX ignores the
+        sub-scene offset in a later root-pose write, so the builder pose is the one
+        that counts)."""
+        spec = self.spec
+        grip = spec.gripper
+        gripper_joints = set(grip.joints) if grip else set()
+
+        def load_one(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
+            # float32 like the views' origin arithmetic, so the pose equals a later reset's
+            position = (sim.origins[env_index].float() + self.base_position).tolist()
+            robot = self.model.build(scene, sapien.Pose(position, spec.base_quat), f"{spec.name}_{env_index}")
+            if spec.disable_gravity:
+                for link in robot.get_links():
+                    link.disable_gravity = True
+            for joint in robot.get_active_joints():
+                if joint.name in gripper_joints:
+                    joint.set_drive_properties(grip.stiffness or spec.stiffness, grip.damping or spec.damping,
+                                               grip.force_limit or spec.force_limit)
+                else:
+                    joint.set_drive_properties(spec.stiffness, spec.damping, spec.force_limit)
+            return robot
+
+        self.sim = sim
+        self.view = sim.load_articulations(spec.name, load_one)
+        if tuple(self.view.joint_names) != spec.joint_names:
+            raise ValueError(f"RobotSpec of {spec.name!r}: the articulation's active joints must be the arm "
+                             f"joints then the gripper joints, {list(spec.joint_names)}; the URDF gives "
+                             f"{self.view.joint_names}")
+        device = sim.device
+        limits = self.view.qlimits().to(device)
+        self.arm = make_arm_controller(self.control_mode, limits[:self.arm_dof], self.chain,
+                                       spec.joint_delta, spec.ee_max_pos, spec.ee_max_rot)
+        self.gripper = GripperController(grip.closed, grip.open, len(grip.joints)) if grip else None
+        low, high = self.arm.action_bounds()
+        self.action_low, self.action_high = low.cpu(), high.cpu()    # CPU: becomes the gym space
+        if grip:
+            self.action_low = torch.cat([self.action_low, -torch.ones(1)])
+            self.action_high = torch.cat([self.action_high, torch.ones(1)])
+        self._base_pos_dev = self.base_position.to(device)
+        self._base_rot = quat_to_matrix(self.base_quat.double()).to(device)   # (3, 3) base -> env
+        self._rest = torch.tensor(spec.rest_qpos, dtype=torch.float32)
+        self._last_tcp = None
+        self.chain.forget()   # versions restart with a new scene
+        return self.view
+
+    # -- episode / control --------------------------------------------------------------
+    def rest_qpos(self, n: int) -> torch.Tensor:
+        """float32 (n, dof) rest configuration (CPU)."""
+        return self._rest.expand(n, self.dof).clone()
+
+    def reset(self, qpos: torch.Tensor, env_idx: torch.Tensor) -> None:
+        """Place env_idx's robots at qpos (M, dof), at rest, with drive targets = qpos."""
+        # the base stays where the builder put it (fixed root): no root-pose write, which
+        # GPU PhysX would apply without the sub-scene offset
+        self.view.set_qpos(qpos, env_idx)
+        self.view.set_qvel(torch.zeros_like(qpos), env_idx)
+        self.view.set_drive_targets(qpos, env_idx)
+
+    def _to_base_axes(self, action: torch.Tensor) -> torch.Tensor:
+        """End-effector action parts (N, 3k) from env-frame axes to base-frame axes."""
+        if not self._base_rotated or self.control_mode not in ("pd_ee_delta_pos", "pd_ee_delta_pose"):
+            return action
+        rot_t = self._base_rot.transpose(0, 1).to(action.dtype)
+        parts = [matvec3(rot_t, action[:, k:k + 3]) for k in range(0, action.shape[1], 3)]
+        return torch.cat(parts, dim=1)
+
+    def apply_action(self, action: torch.Tensor) -> None:
+        """Turn a clipped action (N, action_dim) into drive targets for all envs."""
+        qpos = self.view.qpos()
+        version = self.sim.read_cache.version
+        arm_action = action[:, :self.arm.action_dim]
+        arm = self.arm.targets(self._to_base_axes(arm_action), qpos[:, :self.arm_dof], version)
+        if self.gripper is None:
+            self.view.set_drive_targets(arm)
+            return
+        self.view.set_drive_targets(torch.cat([arm, self.gripper.targets(action[:, -1:])], dim=1))
+
+    # -- readouts -----------------------------------------------------------------------
+    def tcp_pose(self, qpos: torch.Tensor | None = None) -> torch.Tensor:
+        """float32 (N, 7) tool-centre-point pose [xyz, wxyz] in the env frame, from FK.
+
+        With no qpos: FK of the current joint positions, reused until the next physics
+        step or write (the scene's ReadCache version; no device synchronization). With
+        qpos (N, dof): FK of that; on CPU the last result is reused while qpos is
+        bit-for-bit equal (reward, success check and obs of a step ask for the same q)."""
+        version = None
+        if qpos is None:
+            qpos = self.view.qpos()
+            version = self.sim.read_cache.version
+        last = self._last_tcp
+        if last is not None:
+            if version is not None and last[0] == ("version", version, qpos.shape):
+                return last[1].clone()
+            if (version is None and qpos.device.type == "cpu" and last[0][0] == "q"
+                    and last[0][1].shape == qpos.shape and last[0][1].dtype == qpos.dtype
+                    and torch.equal(last[0][1], qpos)):
+                return last[1].clone()
+        pos, rot = self.chain.forward(qpos[:, :self.arm_dof].double(), version)
+        if self._base_rotated:
+            base_rot = self._base_rot.to(pos)
+            pos, rot = matvec3(base_rot, pos), matmul3(base_rot.expand_as(rot), rot)
+        tcp = torch.cat([pos + self._base_pos_dev.to(pos), matrix_to_quat(rot)], dim=1).float()
+        key = ("version", version, qpos.shape) if version is not None else ("q", qpos.detach().clone())
+        self._last_tcp = (key, tcp)
+        return tcp.clone()
+
+    def gripper_width(self, qpos: torch.Tensor) -> torch.Tensor:
+        """(N,) gap between the jaws, m (zeros for a robot without a gripper)."""
+        grip = self.spec.gripper
+        if grip is None:
+            return qpos.new_zeros(qpos.shape[0])
+        g = qpos[:, self.arm_dof:]
+        if grip.width_is_joint_sum:
+            return g[:, 0] + g[:, 1] if g.shape[1] == 2 else g.sum(dim=1)
+        frac = (g.mean(dim=1) - grip.closed) / (grip.open - grip.closed)
+        return grip.width_closed + frac * (grip.width_open - grip.width_closed)

@@ -1,0 +1,126 @@
+"""A robot as data: which URDF, which joints form the arm and the gripper, where the tool
+centre point is, the rest pose, drive gains and the control modes it supports.
+
+`Robot` (robosim/agents/robot.py) turns any RobotSpec into a batched robot; nothing in
+robosim has per-robot code. Units: m, rad; poses are [x, y, z, qw, qx, qy, qz] in the
+env frame (the task workspace centre is the env origin).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from robosim.agents.controllers import CONTROL_MODES
+
+# control modes that need a full 6-D end-effector Jacobian: an arm with fewer than six
+# joints cannot follow an arbitrary orientation command
+_SIX_DOF_MODES = ("pd_ee_delta_pose",)
+
+
+@dataclass(frozen=True)
+class GripperSpec:
+    """The gripper's joints and what one action in [-1, 1] means for them.
+
+    -1 drives every gripper joint to `closed`, +1 to `open` (joint units, rad or m);
+    values between interpolate linearly. `width_closed` / `width_open` (m) are the gap
+    between the jaws at those targets: `Robot.gripper_width` interpolates between them,
+    except for two prismatic fingers (`width_is_joint_sum`), whose gap is exactly the
+    sum of the two finger positions."""
+
+    joints: tuple[str, ...]
+    closed: float
+    open: float
+    width_closed: float = 0.0
+    width_open: float = 0.08
+    width_is_joint_sum: bool = False
+    stiffness: float | None = None       # None: the arm's gains
+    damping: float | None = None
+    force_limit: float | None = None
+    pad_links: tuple[str, ...] = ()      # links that get `pad_material`
+    pad_material: tuple[float, float, float] = (2.0, 2.0, 0.0)   # static, dynamic friction, restitution
+
+
+@dataclass(frozen=True)
+class ToolMount:
+    """Graft the subtree below `tool_root_link` of another URDF onto `parent_link` of the
+    robot's URDF with a fixed joint (e.g. a parallel gripper on an arm shipped without
+    one). `xyz` (m) / `rpy` (rad): pose of the tool root in the parent link frame."""
+
+    urdf: str | Callable[[], str]
+    tool_root_link: str
+    parent_link: str
+    xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """Everything robosim needs to know about one fixed-base serial arm.
+
+    `urdf` is a path or a zero-argument function returning one (evaluated when the robot
+    is first used, so registering a robot never touches the disk). The articulation's
+    active joints must be `arm_joints` followed by the gripper's joints (SAPIEN's URDF
+    order: depth first). `rest_qpos` covers all of them, in that order."""
+
+    name: str
+    urdf: str | Callable[[], str]
+    root_link: str
+    arm_joints: tuple[str, ...]
+    tcp_link: str
+    rest_qpos: tuple[float, ...]
+    gripper: GripperSpec | None = None
+    tcp_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)   # tcp in tcp_link's frame, m
+    base_position: tuple[float, float, float] = (0.0, 0.0, 0.0)  # env frame, m
+    base_quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    stiffness: float = 1e3
+    damping: float = 1e2
+    force_limit: float = 100.0
+    control_modes: tuple[str, ...] = CONTROL_MODES
+    joint_delta: float = 0.1       # rad per control step at |action| = 1 (pd_joint_delta_pos)
+    ee_max_pos: float = 0.1        # m per control step (pd_ee_delta_pos/pose)
+    ee_max_rot: float = 0.1        # rad per control step (pd_ee_delta_pose)
+    rest_noise: float = 0.02       # std (rad) of the arm joints' noise around rest_qpos at reset
+    disable_gravity: bool = True   # PD drives hold a pose exactly, like gravity compensation
+    tool: ToolMount | None = None
+    description: str = ""
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def arm_dof(self) -> int:
+        return len(self.arm_joints)
+
+    @property
+    def dof(self) -> int:
+        return self.arm_dof + (len(self.gripper.joints) if self.gripper else 0)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.arm_joints + (self.gripper.joints if self.gripper else ())
+
+    def validate(self) -> "RobotSpec":
+        """Check the spec's own consistency (not the URDF); returns self."""
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"RobotSpec.name must be a non-empty str, got {self.name!r}")
+        if not self.arm_joints:
+            raise ValueError(f"RobotSpec.arm_joints must name at least one joint, got {self.arm_joints!r}")
+        if len(self.rest_qpos) != self.dof:
+            raise ValueError(f"RobotSpec.rest_qpos of {self.name!r} must have {self.dof} entries "
+                             f"({list(self.joint_names)}), got {len(self.rest_qpos)}")
+        if not all(math.isfinite(v) for v in self.rest_qpos):
+            raise ValueError(f"RobotSpec.rest_qpos of {self.name!r} must be finite, got {self.rest_qpos}")
+        unknown = [m for m in self.control_modes if m not in CONTROL_MODES]
+        if unknown or not self.control_modes:
+            raise ValueError(f"RobotSpec.control_modes must be a non-empty subset of {CONTROL_MODES}, "
+                             f"got {self.control_modes!r}")
+        if self.arm_dof < 6 and any(m in _SIX_DOF_MODES for m in self.control_modes):
+            raise ValueError(f"RobotSpec.control_modes of {self.name!r}: {_SIX_DOF_MODES} need >= 6 arm joints, "
+                             f"the arm has {self.arm_dof}")
+        for attr in ("stiffness", "damping", "force_limit", "joint_delta", "ee_max_pos", "ee_max_rot"):
+            value = getattr(self, attr)
+            if not (isinstance(value, (int, float)) and value > 0):
+                raise ValueError(f"RobotSpec.{attr} of {self.name!r} must be a positive number, got {value!r}")
+        if len(self.base_position) != 3 or len(self.base_quat) != 4 or len(self.tcp_offset) != 3:
+            raise ValueError(f"RobotSpec of {self.name!r}: base_position and tcp_offset need 3 values and "
+                             f"base_quat 4, got {self.base_position}, {self.tcp_offset}, {self.base_quat}")
+        return self
