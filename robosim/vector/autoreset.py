@@ -20,6 +20,8 @@ from gymnasium.vector import AutoresetMode
 
 from robosim.envs import checks
 from robosim.vector import tree
+from robosim.vector.episode_stats import ending_flags
+from robosim.vector.episode_tracker import EpisodeTracker
 
 
 def to_autoreset_mode(value: Any) -> AutoresetMode:
@@ -50,15 +52,25 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
                  hold the current values and must be ignored).
       DISABLED   nothing resets itself: call reset(options={"reset_mask": mask}) (or
                  {"env_idx": idx}); stepping an env that ended raises ValueError.
+    ignore_terminations=True (ManiSkill3's option): terminated is always False and
+    episodes end only on truncation (fixed-horizon episodes); success_at_end is recorded.
+    Episode metrics (EpisodeTracker.finished: "r", "l", "return", "episode_len",
+    "reward", "success_once", ...) of envs that ended are in final_info["episode"]
+    (SAME_STEP) or info["episode"] (other modes), masked by "_episode". Every info key
+    `k` comes with gymnasium's bool (N,) mask `_k`.
     """
 
-    def __init__(self, env: Any, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP):
+    def __init__(self, env: Any, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 ignore_terminations: bool = False):
         for attr in ("num_envs", "device", "single_observation_space", "single_action_space", "reset", "step"):
             if not hasattr(env, attr):
                 raise TypeError(f"env must follow the batched env contract (missing `{attr}`), "
                                 f"got {type(env).__name__}")
         self.env = env
         self.autoreset_mode = to_autoreset_mode(autoreset_mode)
+        if not isinstance(ignore_terminations, (bool, np.bool_)):
+            raise TypeError(f"ignore_terminations must be a bool, got {ignore_terminations!r}")
+        self.ignore_terminations = bool(ignore_terminations)
         self.num_envs = int(env.num_envs)
         self.device = torch.device(env.device)
         self.single_observation_space = env.single_observation_space
@@ -70,6 +82,8 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         self.render_mode = getattr(env, "render_mode", None)
         # envs whose episode ended on the last step and that were not reset since
         self._ended = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self.episodes = EpisodeTracker(self.num_envs, self.device, self.autoreset_mode)
+        self._seeds: list[int] = [-1] * self.num_envs  # -1: never seeded (gymnasium's convention)
 
     # -- reset ----------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
@@ -92,7 +106,16 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             env_seed = self._partial_seeds(seed, env_idx)
             self._ended[mask.to(self.device)] = False
         obs, info = self.env.reset(seed=env_seed, options=options or None)
-        return obs, info
+        rows = torch.ones(self.num_envs, dtype=torch.bool) if mask is None else mask
+        self.episodes.on_reset(rows.to(self.device))
+        self._remember_seeds(seed, rows)
+        return obs, tree.add_masks(tree.batch_scalars(info, self.num_envs, self.device), rows.to(self.device))
+
+    def _remember_seeds(self, seed: Any, rows: torch.Tensor) -> None:
+        if seed is None:
+            return
+        for i in rows.nonzero().squeeze(1).tolist():
+            self._seeds[i] = int(seed[i]) if isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)) else int(seed) + i
 
     def _reset_mask(self, options: dict) -> torch.Tensor | None:
         """Pop reset_mask / env_idx from options and return a CPU bool mask (or None)."""
@@ -140,7 +163,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             any_ended = bool(ended.any())
             if any_ended and actions is not None:
                 actions = _ignore_rows(actions, ended)  # their action is ignored, even NaN
-            obs, reward, terminated, truncated, info = self.env.step(actions)
+            obs, reward, terminated, truncated, info = self._env_step(actions)
             if any_ended:
                 # The whole batch stepped (one physics step for all envs); the envs that
                 # had ended are now reset, which overwrites that step entirely.
@@ -151,12 +174,15 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
                 terminated = terminated & ~ended
                 truncated = truncated & ~ended
             self._ended = terminated | truncated
+            info = self._with_episode(info, self._track(info, reward, terminated, truncated))
 
         elif self.autoreset_mode == AutoresetMode.SAME_STEP:
-            obs, reward, terminated, truncated, info = self.env.step(actions)
+            obs, reward, terminated, truncated, info = self._env_step(actions)
+            episode = self._track(info, reward, terminated, truncated)
             done = terminated | truncated
             if bool(done.any()):
                 final_obs, final_info = obs, tree.masked_info(info, done)
+                final_info["episode"], final_info["_episode"] = episode.finished, done.clone()
                 reset_obs, reset_info = self.env.reset(options={"env_idx": done.nonzero().squeeze(1)})
                 obs = tree.where(done, reset_obs, obs)
                 info = tree.merge_info(info, reset_info, done)
@@ -168,12 +194,36 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
                 raise ValueError(
                     f"envs {ended.nonzero().squeeze(1).tolist()} ended (terminated or truncated); with "
                     f"AutoresetMode.DISABLED reset them with reset(options={{'reset_mask': mask}}) before step")
-            obs, reward, terminated, truncated, info = self.env.step(actions)
+            obs, reward, terminated, truncated, info = self._env_step(actions)
+            episode = self._track(info, reward, terminated, truncated)
             self._ended = terminated | truncated
+            info = self._with_episode(info, episode)
 
         else:  # pragma: no cover - AutoresetMode has exactly three members
             raise ValueError(f"autoreset_mode must be one of {list(AutoresetMode)}, got {self.autoreset_mode}")
+        return obs, reward, terminated, truncated, tree.add_masks(info, torch.ones_like(terminated))
+
+    def _env_step(self, actions: Any):
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        if "success" in info and "is_success" not in info:
+            info["is_success"] = info["success"]  # the key SB3 and panda-gym read
+        if self.ignore_terminations:
+            terminated = torch.zeros_like(terminated)
         return obs, reward, terminated, truncated, info
+
+    def _track(self, info: dict, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor):
+        """Episode bookkeeping of the step just taken (before any autoreset touches info)."""
+        done = terminated | truncated
+        return self.episodes.on_step(reward, terminated, truncated,
+                                     ending_flags(info, done, "success", self.autoreset_mode, self.device),
+                                     ending_flags(info, done, "fail", self.autoreset_mode, self.device))
+
+    @staticmethod
+    def _with_episode(info: dict, episode: Any) -> dict:
+        if episode.finished is not None:
+            info = dict(info)
+            info["episode"], info["_episode"] = episode.finished, episode.done.clone()
+        return info
 
     def _check_actions(self, actions: Any) -> None:
         """Leading dim must be num_envs: no silent broadcasting of a single action."""
@@ -192,6 +242,42 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         if expected is not None and tuple(actions.shape) != tuple(expected):
             raise ValueError(f"actions must have shape {tuple(expected)} (num_envs={self.num_envs}), "
                              f"got {tuple(actions.shape)}")
+
+    # -- gymnasium VectorEnv extras -------------------------------------------------------
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:
+        """Per-env seeds of the last seeded reset (seed_i = seed + i), -1 where never seeded."""
+        return tuple(self._seeds)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The batched env's attribute `name`, once per env (the N envs share one object)."""
+        if not hasattr(self.env, name):
+            raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
+        return (getattr(self.env, name),) * self.num_envs
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the batched env's method `name` once (it acts on all N envs); its result
+        is repeated per env as gymnasium's `call` returns one entry per env."""
+        attr = self.get_attr(name)[0]
+        result = attr(*args, **kwargs) if callable(attr) else attr
+        return (result,) * self.num_envs
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the batched env's attribute `name`: one value, or a list of N equal values
+        (the envs share one object, so per-env different values are refused)."""
+        if isinstance(values, (list, tuple)):
+            if len(values) != self.num_envs:
+                raise ValueError(f"values must be one value or a list of num_envs={self.num_envs} values, "
+                                 f"got a list of {len(values)}")
+            if any(v is not values[0] and v != values[0] for v in values[1:]):
+                raise ValueError(f"values must be equal for every env of a batched env (one shared `{name}`), "
+                                 f"got {list(values)!r}")
+            values = values[0]
+        setattr(self.env, name, values)
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+        """Goal-conditioned tasks: reward of any (..., goal_dim) goal pairs (HER relabeling)."""
+        return self.env.compute_reward(achieved_goal, desired_goal, info)
 
     # -- passthrough ----------------------------------------------------------------------
     def render(self) -> Any:

@@ -15,6 +15,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from robosim.vector import tree
+from robosim.vector.episode_tracker import EpisodeTracker
 
 
 class RunningMeanStd:
@@ -93,8 +94,7 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
         self.autoreset_mode = self.env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         self.obs_rms: dict[str, RunningMeanStd] | None = None  # built from the first obs
         self.ret_rms = RunningMeanStd((), self.device)
-        self.returns = torch.zeros(self.num_envs, dtype=torch.float64, device=self.device)
-        self._fresh = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self.tracker = EpisodeTracker(self.num_envs, self.device, self.autoreset_mode, self.gamma)
         self.raw_obs: Any = None
         self.raw_reward: torch.Tensor | None = None
 
@@ -102,8 +102,7 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
     def reset(self, *, seed: Any = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
         rows = tree.reset_rows(options, self.num_envs, self.device)
-        self.returns[rows] = 0.0
-        self._fresh[rows] = False
+        self.tracker.on_reset(rows)
         self.raw_obs = obs
         self._update_obs(obs, rows)
         return self.normalize_obs(obs), info
@@ -111,16 +110,12 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
     def step(self, actions: Any) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, dict]:
         obs, reward, terminated, truncated, info = self.env.step(actions)
         self.raw_obs, self.raw_reward = obs, reward
-        done = terminated | truncated
         # NEXT_STEP: envs reset by this step took no transition (reward 0 by contract)
-        moved = ~self._fresh if self.autoreset_mode == AutoresetMode.NEXT_STEP else torch.ones_like(done)
-        self._update_obs(obs, torch.ones_like(done))
-        self.returns = torch.where(moved, self.returns * self.gamma + reward.to(torch.float64), self.returns)
+        episode = self.tracker.on_step(reward, terminated, truncated)
+        self._update_obs(obs, torch.ones_like(episode.done))
         if self.training and self.norm_rew:
-            self.ret_rms.update(self.returns[moved])
+            self.ret_rms.update(episode.discounted_returns[episode.moved])
         out_reward = self.normalize_reward(reward)
-        self.returns = torch.where(done, torch.zeros_like(self.returns), self.returns)
-        self._fresh = done.clone()
         if "final_obs" in info:
             info = dict(info)
             info["final_obs"] = self.normalize_obs(info["final_obs"])

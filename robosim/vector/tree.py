@@ -126,3 +126,29 @@ def reset_rows(options: dict | None, num_envs: int, device: torch.device) -> tor
         rows = torch.zeros_like(rows)
         rows[torch.as_tensor(options["env_idx"], device=device).long()] = True
     return rows
+
+
+def batch_scalars(info: dict, num_envs: int, device: torch.device) -> dict:
+    """A copy of info where plain bool/int/float values (e.g. the reset's `reconfigure`)
+    become (num_envs,) tensors, so every entry is batched as gymnasium's wrappers expect."""
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if isinstance(value, (bool, int, float, np.bool_, np.number)):
+            value = torch.full((num_envs,), value, device=device)
+        out[key] = value
+    return out
+
+
+def add_masks(info: dict, held: torch.Tensor) -> dict:
+    """info with a bool (N,) mask `_k` beside every key `k` that has none (gymnasium's
+    vector info convention); missing masks read `held`. Nested info dicts get theirs
+    too (under their own mask); `final_obs` is an observation, not info, and is left as is."""
+    out = dict(info)
+    for key, value in info.items():
+        if key.startswith("_") and key[1:] in info:
+            continue
+        if isinstance(value, dict) and key != "final_obs":
+            out[key] = add_masks(value, torch.as_tensor(info.get(f"_{key}", held), device=held.device))
+        if f"_{key}" not in info:
+            out[f"_{key}"] = held
+    return out
