@@ -1,74 +1,165 @@
-"""Per-env random streams.
+"""Per-env counter-based random streams, on the env's device.
 
-Env i owns a base seed s_i. The generator of its k-th episode after seeding is
-`numpy.random.default_rng([s_i, k])`, so what env i draws depends only on (s_i, k):
-never on i itself, on num_envs, or on which other envs reset in the same call.
-Scene building (asset randomization at reconfigure time) draws from a separate stream
-`default_rng([s_i, BUILD_STREAM, r])` for the r-th build.
+Env i owns a base seed s_i (int64). Its k-th episode after seeding draws from the
+stream with key `mix(s_i, EPISODE_STREAM, k)`; scene building (asset randomization at
+reconfigure time) draws from `mix(s_i, BUILD_STREAM, r)` for the r-th build. The j-th
+64-bit word a stream yields is `mix(key, j)`: a pure function of (s_i, stream, k, j).
+So what env i draws depends only on (s_i, k) and on how many values it drew before,
+never on i itself, on num_envs, on which other envs reset in the same call, or on the
+device: the hash is integer arithmetic that CPU and CUDA compute bit for bit alike.
+
+Every draw is a handful of elementwise tensor ops over all M envs at once (no
+per-env generator objects, no host round trip), which is what lets a reset of
+thousands of envs stay on the GPU.
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 import torch
 
+EPISODE_STREAM = 0x0E91_50DE
 BUILD_STREAM = 0x5EED_B11D
+
+# splitmix64 constants as signed int64 (torch has no uint64 arithmetic)
+_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
+_M1 = 0xBF58476D1CE4E5B9 - (1 << 64)
+_M2 = 0x94D049BB133111EB - (1 << 64)
+
+
+def _srl(x: torch.Tensor, s: int) -> torch.Tensor:
+    """Logical right shift of int64 words (torch's >> is arithmetic)."""
+    return (x >> s) & ((1 << (64 - s)) - 1)
+
+
+def _finalize(z: torch.Tensor) -> torch.Tensor:
+    """splitmix64's output function: int64 -> well-mixed int64 (wrapping arithmetic)."""
+    z = (z ^ _srl(z, 30)) * _M1
+    z = (z ^ _srl(z, 27)) * _M2
+    return z ^ _srl(z, 31)
+
+
+def mix(first: torch.Tensor | int, *rest: torch.Tensor | int) -> torch.Tensor:
+    """Hash int64 words (tensors that broadcast together, or ints) into int64 keys:
+    h = fin(first + G), then h = fin(h + w + G) for each further word w."""
+    acc = _finalize(torch.as_tensor(first, dtype=torch.int64) + _GOLDEN)
+    for w in rest:
+        acc = _finalize(acc + w + _GOLDEN)
+    return acc
+
+
+def _check_size(size) -> tuple[int, ...]:
+    if isinstance(size, (int, np.integer)):
+        size = (int(size),)
+    if not isinstance(size, tuple) or not all(isinstance(s, (int, np.integer)) and s >= 0 for s in size):
+        raise ValueError(f"size must be a tuple of ints >= 0, got {size!r}")
+    return tuple(int(s) for s in size)
 
 
 class BatchRandom:
-    """Draws for a subset of envs: one numpy Generator per env, stacked into tensors.
+    """Draws for a subset of M envs (the envs being reset or built).
 
-    Every method returns float32 (or int64) tensors shaped (M, *size) where M is the
-    number of generators (the envs being reset or built)."""
+    keys: int64 (M,) stream keys; counters: int64 (R,) words drawn so far, shared with
+    the parent batch when this is a `subset` (rows: int64 (M,) indices into counters).
+    Every method returns float32 (or int64) tensors of shape (M, *size) on `device`."""
 
-    def __init__(self, generators: Sequence[np.random.Generator], device: torch.device | str = "cpu"):
-        self.generators = list(generators)
-        self.device = torch.device(device)
+    def __init__(self, keys: torch.Tensor, counters: torch.Tensor | None = None, rows: torch.Tensor | None = None):
+        self.keys = keys
+        self.device = keys.device
+        self.counters = torch.zeros(len(keys), dtype=torch.int64, device=self.device) if counters is None else counters
+        self.rows = rows
 
     def __len__(self) -> int:
-        return len(self.generators)
+        return len(self.keys)
 
     def subset(self, mask: torch.Tensor) -> "BatchRandom":
-        """The streams of the rows where `mask` (M,) is True (for rejection sampling)."""
-        return BatchRandom([g for g, keep in zip(self.generators, mask.tolist()) if keep], self.device)
+        """The streams of the rows where `mask` (M,) bool is True (for rejection
+        sampling); drawing from the subset advances those rows' streams here too."""
+        mask = torch.as_tensor(mask, device=self.device)
+        if mask.dtype != torch.bool or mask.shape != (len(self),):
+            raise ValueError(f"mask must be a bool tensor of shape ({len(self)},), got {mask.dtype} {tuple(mask.shape)}")
+        rows = torch.arange(len(self), device=self.device) if self.rows is None else self.rows
+        return BatchRandom(self.keys[mask], self.counters, rows[mask])
+
+    def _words(self, n: int) -> torch.Tensor:
+        """int64 (M, n): the next n words of every stream."""
+        ctr = self.counters if self.rows is None else self.counters[self.rows]
+        j = ctr[:, None] + torch.arange(n, dtype=torch.int64, device=self.device)
+        words = mix(self.keys[:, None], j)
+        if self.rows is None:
+            self.counters += n
+        else:
+            self.counters[self.rows] += n
+        return words
+
+    def _unit(self, size: tuple[int, ...]) -> torch.Tensor:
+        """float64 (M, *size) uniform in [0, 1) with 53 random bits each."""
+        n = math.prod(size)
+        u = _srl(self._words(n), 11).to(torch.float64) * (2.0 ** -53)
+        return u.reshape(len(self), *size)
 
     def uniform(self, low=0.0, high=1.0, size: tuple[int, ...] = ()) -> torch.Tensor:
-        draws = [g.uniform(low, high, size) for g in self.generators]
-        return torch.as_tensor(np.array(draws, dtype=np.float32).reshape(len(self), *size), device=self.device)
+        """float32 (M, *size) uniform in [low, high) (low/high: floats or tensors that
+        broadcast to size)."""
+        u = self._unit(_check_size(size))
+        low, high = (torch.as_tensor(v, dtype=torch.float64, device=self.device) for v in (low, high))
+        return (low + (high - low) * u).to(torch.float32)
 
     def normal(self, loc=0.0, scale=1.0, size: tuple[int, ...] = ()) -> torch.Tensor:
-        draws = [g.normal(loc, scale, size) for g in self.generators]
-        return torch.as_tensor(np.array(draws, dtype=np.float32).reshape(len(self), *size), device=self.device)
+        """float32 (M, *size) Gaussian (Box-Muller over two uniform words per value)."""
+        size = _check_size(size)
+        u = self._unit((2, *size))
+        radius = torch.sqrt(-2.0 * torch.log1p(-u[:, 0]))      # 1 - u in (0, 1]: log is finite
+        z = radius * torch.cos(2.0 * math.pi * u[:, 1])
+        loc, scale = (torch.as_tensor(v, dtype=torch.float64, device=self.device) for v in (loc, scale))
+        return (loc + scale * z).to(torch.float32)
 
     def integers(self, low: int, high: int, size: tuple[int, ...] = ()) -> torch.Tensor:
-        draws = [g.integers(low, high, size) for g in self.generators]
-        return torch.as_tensor(np.array(draws, dtype=np.int64).reshape(len(self), *size), device=self.device)
+        """int64 (M, *size) uniform in [low, high)."""
+        if not high > low:
+            raise ValueError(f"integers needs high > low, got low={low!r}, high={high!r}")
+        u = self._unit(_check_size(size))
+        return torch.clamp(low + torch.floor(u * (high - low)).to(torch.int64), max=high - 1)
+
+
+def _as_index(name: str, env_idx, num_envs: int, device: torch.device) -> torch.Tensor:
+    idx = torch.as_tensor(env_idx, device=device)
+    if idx.dtype not in (torch.int64, torch.int32) or idx.dim() != 1:
+        raise ValueError(f"{name} must be a 1-D int tensor or array, got {idx.dtype} of shape {tuple(idx.shape)}")
+    return idx.to(torch.int64)
 
 
 class EnvRandomStreams:
-    """Base seeds and episode counters for N envs."""
+    """Base seeds and episode counters of N envs, int64 (N,) tensors on `device`."""
 
     def __init__(self, num_envs: int, device: torch.device | str = "cpu"):
         self.num_envs = num_envs
         self.device = torch.device(device)
-        entropy = np.random.SeedSequence().entropy % (2**62)
-        self.base_seeds = np.arange(num_envs, dtype=np.int64) + entropy
-        self.episode = np.full(num_envs, -1, dtype=np.int64)
+        entropy = int(np.random.SeedSequence().entropy % (2**62))
+        self.base_seeds = torch.arange(num_envs, dtype=torch.int64, device=self.device) + entropy
+        self.episode = torch.full((num_envs,), -1, dtype=torch.int64, device=self.device)
         self.builds = 0
 
-    def seed(self, seeds: Sequence[int], env_idx: np.ndarray) -> None:
-        """Give env_idx[j] the base seed seeds[j] and restart its episode count."""
-        self.base_seeds[env_idx] = np.asarray(seeds, dtype=np.int64)
-        self.episode[env_idx] = -1
+    def seed(self, seeds: Sequence[int], env_idx) -> None:
+        """Give env_idx[j] the base seed seeds[j] (ints in [-2**63, 2**63)) and restart
+        its episode count."""
+        idx = _as_index("env_idx", env_idx, self.num_envs, self.device)
+        values = torch.as_tensor(np.asarray(seeds, dtype=np.int64), device=self.device)
+        if values.shape != idx.shape:
+            raise ValueError(f"seeds must have one entry per env_idx entry ({len(idx)}), got {tuple(values.shape)}")
+        self.base_seeds[idx] = values
+        self.episode[idx] = -1
 
-    def next_episode(self, env_idx: np.ndarray) -> BatchRandom:
-        """Advance env_idx's episode counters; generators for the new episodes."""
-        self.episode[env_idx] += 1
-        return BatchRandom([np.random.default_rng([int(self.base_seeds[i]), int(self.episode[i])]) for i in env_idx], self.device)
+    def next_episode(self, env_idx) -> BatchRandom:
+        """Advance env_idx's episode counters; the streams of the new episodes."""
+        idx = _as_index("env_idx", env_idx, self.num_envs, self.device)
+        self.episode[idx] += 1
+        return BatchRandom(mix(self.base_seeds[idx], EPISODE_STREAM, self.episode[idx]))
 
     def next_build(self) -> BatchRandom:
-        """Generators for one scene (re)build of all envs."""
-        gens = [np.random.default_rng([int(s), BUILD_STREAM, self.builds]) for s in self.base_seeds]
+        """The streams of one scene (re)build of all envs."""
+        keys = mix(self.base_seeds, BUILD_STREAM, self.builds)
         self.builds += 1
-        return BatchRandom(gens, self.device)
+        return BatchRandom(keys)
