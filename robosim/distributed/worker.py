@@ -1,0 +1,149 @@
+"""What runs inside a Ray worker process: one robosim batched env of one shard.
+
+These are plain classes; robosim.distributed.pool turns them into Ray actors. Every
+method returns numpy trees (one array per key, leading dim = the shard's num_envs), so
+results travel through Ray's object store without per-env Python objects. Nothing
+here is stepped directly by users.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+import numpy as np
+import torch
+
+from robosim.distributed.sharding import Shard, to_numpy_tree
+
+
+class ShardHost:
+    """Builds and owns the shard's robosim env (`build()` is separate from the
+    constructor so that a bad env kwarg is an ordinary remote error, and so that the
+    driver controls when a restarted worker rebuilds)."""
+
+    def __init__(self, shard: Shard, task_id: str, env_kwargs: dict[str, Any]):
+        self.shard, self.task_id, self.env_kwargs = shard, task_id, dict(env_kwargs)
+        self.env = None
+
+    def identity(self) -> dict[str, Any]:
+        """pid, hostname and Ray node id of this worker process."""
+        import ray
+
+        return {"pid": os.getpid(), "host": socket.gethostname(), "node_id": ray.get_runtime_context().get_node_id()}
+
+    def _make_env(self, **extra: Any):
+        import robosim
+
+        if self.env is not None:
+            self.env.close()
+        self.env = robosim.make(self.task_id, num_envs=self.shard.num_envs, **self.env_kwargs, **extra)
+        return self.env
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+
+
+class VecShardWorker(ShardHost):
+    """The single-process vector env (robosim.vector.BatchedVectorEnv, same autoreset
+    mode) of one shard. Seeds arrive as one list per shard: global env i's seed."""
+
+    def __init__(self, shard: Shard, task_id: str, autoreset_mode: str, env_kwargs: dict[str, Any]):
+        super().__init__(shard, task_id, env_kwargs)
+        self.autoreset_mode = autoreset_mode
+        self.venv = None
+
+    def build(self) -> dict[str, Any]:
+        """Build the env; returns its spaces, metadata and this worker's identity."""
+        from robosim.vector import BatchedVectorEnv
+
+        self.venv = BatchedVectorEnv(self._make_env(), self.autoreset_mode)
+        meta = dict(self.venv.metadata)
+        meta.pop("autoreset_mode", None)
+        return {"single_observation_space": self.venv.single_observation_space,
+                "single_action_space": self.venv.single_action_space, "metadata": meta,
+                "render_mode": self.venv.render_mode, **self.identity()}
+
+    def reset(self, seeds: list[int] | None, env_idx: list[int] | None, options: dict[str, Any]) -> tuple:
+        """Reset all envs of the shard, or local `env_idx`; seeds has one entry per env
+        of the shard (or is None). Returns numpy (obs, info) for the whole shard."""
+        options = dict(options)
+        if env_idx is not None:
+            options["env_idx"] = torch.as_tensor(env_idx, dtype=torch.int64)
+        return to_numpy_tree(self.venv.reset(seed=seeds, options=options or None))
+
+    def step(self, actions: np.ndarray | None) -> tuple:
+        """One vector step (autoreset included) with float32 (n, A) actions or None."""
+        action = None if actions is None else torch.tensor(actions)  # Ray's arrays are read-only
+        return to_numpy_tree(self.venv.step(action))
+
+    def recover(self) -> tuple:
+        """After Ray restarted this process: build, reset every env (unseeded: the old
+        streams died with the process) and, except in SAME_STEP, mark every env as ended
+        so the vector env's own rules apply next (NEXT_STEP resets them on the next
+        step, DISABLED waits for reset_mask). Returns numpy (obs, info)."""
+        from gymnasium.vector import AutoresetMode
+
+        self.build()
+        out = self.venv.reset()
+        if self.venv.autoreset_mode != AutoresetMode.SAME_STEP:
+            # the vector env's record of "ended on the last step"; no public setter exists
+            self.venv._ended[:] = True
+        return to_numpy_tree(out)
+
+    def render(self) -> np.ndarray | None:
+        frames = self.venv.render()
+        return None if frames is None else frames.detach().cpu().numpy()
+
+    def close(self) -> None:
+        self.venv = None
+        super().close()
+
+
+class EvalShardWorker(ShardHost):
+    """One shard of `robosim eval`: the env, the policy built on it (policies such as
+    the scripted one read the simulator, so they run where the simulator is) and what
+    the recording needs after every reset and step: frames and/or states."""
+
+    def __init__(self, shard: Shard, task_id: str, env_kwargs: dict[str, Any], policy: str,
+                 frames: bool, states: bool):
+        super().__init__(shard, task_id, env_kwargs)
+        self.policy_spec, self.want_frames, self.want_states = policy, frames, states
+        self.policy = None
+        self.obs = None
+
+    def build(self) -> dict[str, Any]:
+        """Build env and policy; returns what the driver's recorder needs to know."""
+        from robosim.record.evaluate import load_policy_factory
+        from robosim.record.wrapper import env_header
+
+        env = self._make_env()
+        self.policy = load_policy_factory(self.policy_spec)(env)
+        return {"header": env_header(env), "single_action_space": env.single_action_space,
+                "single_observation_space": env.single_observation_space, "render_mode": env.render_mode,
+                **self.identity()}
+
+    def reset(self, seeds: list[int] | None, env_idx: list[int] | None) -> dict[str, Any]:
+        options = None if env_idx is None else {"env_idx": torch.as_tensor(env_idx, dtype=torch.int64)}
+        self.obs, info = self.env.reset(seed=seeds, options=options)
+        return self._report(info)
+
+    def act(self) -> np.ndarray:
+        """The policy's float32 (n, A) actions for the current obs (called once per step)."""
+        action = self.policy(self.obs)
+        action = action.detach().cpu() if isinstance(action, torch.Tensor) else torch.as_tensor(action)
+        return action.float().numpy()
+
+    def step(self, actions: np.ndarray) -> dict[str, Any]:
+        self.obs, reward, terminated, truncated, info = self.env.step(torch.tensor(actions))
+        return self._report(info, reward=reward, terminated=terminated, truncated=truncated)
+
+    def _report(self, info: dict, **step: torch.Tensor) -> dict[str, Any]:
+        out = {"success": info["success"], "elapsed_steps": self.env.elapsed_steps, **step}
+        if self.want_frames:
+            out["frames"] = self.env.render()
+        if self.want_states:
+            out["state"] = self.env.get_state()
+        return to_numpy_tree(out)
