@@ -42,7 +42,7 @@ class BaseEnv(gym.Env):
         sim_backend: str = "physx_cpu",
         render_mode: str | None = None,
         max_episode_steps: int | None = None,
-        reconfiguration_freq: int = 0,
+        reconfiguration_freq: int | None = 0,
         render_size: tuple[int, int] = (256, 256),
         sensor_configs: dict | None = None,
         render_camera: dict | None = None,
@@ -65,6 +65,7 @@ class BaseEnv(gym.Env):
         self._robot_factory = lambda: Robot(spec, self.control_mode, task.robot_base_position)
         self._robot_factory()   # checks the control mode and the URDF before anything is built
         checks.check_choice("sim_backend", sim_backend, SIM_BACKENDS)
+        reconfiguration_freq = 0 if reconfiguration_freq is None else reconfiguration_freq  # ManiSkill3: None = never
         if render_mode is not None:
             checks.check_choice("render_mode", render_mode, RENDER_MODES)
         if max_episode_steps is not None and (not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
@@ -184,6 +185,7 @@ class BaseEnv(gym.Env):
     def _evaluate(self) -> dict[str, Any]:
         info = self.task.evaluate()
         info["elapsed_steps"] = self.elapsed_steps.clone()
+        info["is_success"] = info["success"]  # the key SB3 and panda-gym read
         return info
 
     def _reward(self, info: dict[str, Any]) -> torch.Tensor:
