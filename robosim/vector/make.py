@@ -13,14 +13,18 @@ from robosim.vector.list_env import ListBatchedEnv, ListVecEnv
 
 
 def make_vec(task_id: str, num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-             **env_kwargs: Any) -> BatchedVectorEnv:
+             ignore_terminations: bool = False, **env_kwargs: Any) -> BatchedVectorEnv:
     """A gymnasium VectorEnv of `num_envs` envs of `task_id`, stepped as one batch.
+    It is also gymnasium's vector entry point: gym.make_vec("robosim/<task>", num_envs=N)
+    returns it. ignore_terminations: episodes end only on truncation (ManiSkill3's option).
 
     env_kwargs go to `robosim.make` (obs_mode, control_mode, reward_mode,
     max_episode_steps, ...). Outputs are torch tensors with leading dim num_envs on the
     env's device; wrap in `robosim.vector.TorchToNumpy` for numpy consumers."""
     mode = to_autoreset_mode(autoreset_mode)  # fail before the (slow) scene build
-    return BatchedVectorEnv(make(task_id, num_envs=num_envs, **env_kwargs), mode)
+    if not isinstance(ignore_terminations, bool):
+        raise TypeError(f"ignore_terminations must be a bool, got {ignore_terminations!r}")
+    return BatchedVectorEnv(make(task_id, num_envs=num_envs, **env_kwargs), mode, ignore_terminations)
 
 
 def make_list_vec(envs: ListVecEnv | Sequence[gym.Env] | Sequence[Callable[[], gym.Env]],

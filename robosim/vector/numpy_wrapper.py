@@ -60,3 +60,22 @@ class TorchToNumpy(gym.vector.VectorWrapper):
         if final_obs is not None:
             info["final_obs"] = _unbatch_final_obs(to_numpy(final_obs), info["_final_obs"])
         return info
+
+    def render(self) -> list[np.ndarray] | None:
+        frames = self.env.render()
+        return None if frames is None else list(to_numpy(frames))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        return self.env.unwrapped.call(name, *args, **kwargs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        return self.env.unwrapped.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        self.env.unwrapped.set_attr(name, values)
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+        """Reward of goal pairs (..., goal_dim) -> (...), numpy in, numpy out."""
+        reward = self.env.unwrapped.compute_reward(to_torch(np.asarray(achieved_goal), self.device),
+                                                   to_torch(np.asarray(desired_goal), self.device), info)
+        return to_numpy(reward)

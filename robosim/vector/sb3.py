@@ -19,7 +19,10 @@ from stable_baselines3.common.vec_env import VecEnv
 class SB3VecEnv(VecEnv):
     """SB3 resets envs within the step that ends them, which is gymnasium's SAME_STEP
     mode: info["final_obs"][i] becomes infos[i]["terminal_observation"] and truncation
-    without termination sets infos[i]["TimeLimit.truncated"], as SB3's DummyVecEnv does.
+    without termination sets infos[i]["TimeLimit.truncated"], as SB3's DummyVecEnv does;
+    infos[i] of an env that ended is the ending step's info (is_success, the episode's
+    "episode" {"r", "l", ...}), not the next episode's reset info. env_method/get_attr
+    reach the first wrapper that has the attribute (e.g. compute_reward for HER).
     Observations (N, ...) numpy, rewards float32 (N,), dones bool (N,)."""
 
     def __init__(self, venv: gym.vector.VectorEnv):
@@ -45,7 +48,9 @@ class SB3VecEnv(VecEnv):
         obs, reward, terminated, truncated, info = self.venv.step(self._actions)
         dones = np.logical_or(terminated, truncated)
         infos = self._per_env({k: v for k, v in info.items() if k not in ("final_obs", "final_info")})
+        ending = self._per_env(info.get("final_info", {}))
         for i in np.flatnonzero(dones):
+            infos[i] = ending[i]
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return obs, np.asarray(reward, dtype=np.float32), dones, infos
@@ -54,24 +59,40 @@ class SB3VecEnv(VecEnv):
         """Batched info (N, ...) -> one dict per env (keys with a `_k` mask only where set)."""
         out: list[dict] = [{} for _ in range(self.num_envs)]
         for key, value in info.items():
-            if key.startswith("_") or not isinstance(value, np.ndarray) or value.shape[:1] != (self.num_envs,):
+            if key.startswith("_"):
                 continue
             held = info.get(f"_{key}", np.ones(self.num_envs, dtype=bool))
+            if isinstance(value, dict):
+                rows = self._per_env(value)
+                for i in np.flatnonzero(held):
+                    out[i][key] = rows[i]
+                continue
+            if not isinstance(value, np.ndarray) or value.shape[:1] != (self.num_envs,):
+                continue
             for i in np.flatnonzero(held):
                 out[i][key] = value[i]
         return out
+
+    def _find(self, attr_name: str) -> Any:
+        """The attribute from the outermost wrapper of venv that has it."""
+        env = self.venv
+        while env is not None:
+            if attr_name in dir(env) or attr_name in getattr(env, "__dict__", {}):
+                return getattr(env, attr_name)
+            env = getattr(env, "env", None)
+        raise AttributeError(f"attr_name must be an attribute of {self.venv} or an env inside it, got {attr_name!r}")
 
     def close(self) -> None:
         self.venv.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        return [getattr(self.venv, attr_name)] * len(self._get_indices(indices))
+        return [self._find(attr_name)] * len(self._get_indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
         setattr(self.venv, attr_name, value)
 
     def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        result = getattr(self.venv, method_name)(*args, **kwargs)
+        result = self._find(method_name)(*args, **kwargs)
         return [result] * len(self._get_indices(indices))
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:

@@ -44,6 +44,13 @@ class UnbatchedEnv(gym.Env):
         self.render_mode = getattr(env, "render_mode", None)
         self.device = torch.device(env.device)
 
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+        """Goal-conditioned tasks: reward of any (..., goal_dim) goal pairs, numpy in and
+        out (what SB3's HER and check_env call through their wrappers)."""
+        reward = self.env.compute_reward(np.asarray(achieved_goal, dtype=np.float32),
+                                         np.asarray(desired_goal, dtype=np.float32), info)
+        return reward.detach().cpu().numpy() if isinstance(reward, torch.Tensor) else reward
+
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
         obs, info = self.env.reset(seed=seed, options=options)
@@ -52,7 +59,10 @@ class UnbatchedEnv(gym.Env):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         batched = tree.tree_map(lambda a: torch.as_tensor(np.asarray(a), device=self.device).unsqueeze(0), action)
         obs, reward, terminated, truncated, info = self.env.step(batched)
-        return _row0(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _row0(info)
+        info = _row0(info)
+        if "success" in info:
+            info.setdefault("is_success", info["success"])  # the key SB3 and panda-gym read
+        return _row0(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def render(self) -> Any:
         frames = self.env.render()
