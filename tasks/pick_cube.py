@@ -1,8 +1,12 @@
 """PickCube-v1: grasp a 4 cm cube and hold it at a goal point in the air.
 
 Success: cube centre within 2.5 cm of the goal and the arm at rest (|qvel| < 0.2).
-Dense reward (max 5): reaching + grasped + grasped * placement + placed * still; 5 on
-success (the shape of ManiSkill3's PickCube reward)."""
+
+Dense reward (in [-5, 0]; normalized_dense = dense / 5 in [-1, 0]): ManiSkill3's
+PickCube terms shifted down by 5: reaching (1 - tanh(5 * tcp-cube distance)) + grasped
++ grasped * (1 - tanh(5 * cube-goal distance)) + placed * (1 - tanh(5 * |arm qvel|))
+- 5, so every non-success step pays <= -1, and exactly 0 on the success step: hovering
+never beats succeeding, for any discount."""
 from __future__ import annotations
 
 import torch
@@ -68,7 +72,7 @@ class PickCubeTask(GoalPointMixin, Task):
         reward = reward + grasped
         reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * grasped
         reward = reward + (1 - torch.tanh(5 * qvel[:, :7].norm(dim=1))) * info["is_obj_placed"].float()
-        return torch.where(info["success"], torch.full_like(reward, 5.0), reward)
+        return torch.where(info["success"], torch.zeros_like(reward), reward - 5.0)
 
     def task_observations(self, info):
         tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]

@@ -1,8 +1,13 @@
 """PushCube-v1: push a cube along +x into a goal region on the ground.
 
 The goal lies 0.2 m in +x from the cube's start. Success: the cube's centre within
-0.1 m (xy) of the goal centre. Dense reward (max 3): reaching the push pose behind the
-cube + pushing progress once there; 3 on success (ManiSkill3's PushCube shape)."""
+0.1 m (xy) of the goal centre.
+
+Dense reward (in [-3, 0]; normalized_dense = dense / 3 in [-1, 0]): ManiSkill3's
+PushCube terms shifted down by 3: (1 - tanh(5 * tcp-to-push-pose distance)) + (once
+within 2 cm of the push pose) (1 - tanh(5 * cube-to-goal xy distance)) - 3, so every
+non-success step pays <= -1, and exactly 0 on the success step: hovering near success
+never beats succeeding, for any discount."""
 from __future__ import annotations
 
 import torch
@@ -54,7 +59,7 @@ class PushCubeTask(GoalPointMixin, Task):
         reward = 1 - torch.tanh(5 * reach)
         reached = (reach < 0.02).float()
         reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * reached
-        return torch.where(info["success"], torch.full_like(reward, 3.0), reward)
+        return torch.where(info["success"], torch.zeros_like(reward), reward - 3.0)
 
     def task_observations(self, info):
         tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]

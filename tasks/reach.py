@@ -3,7 +3,12 @@
 obs (obs_mode="state"): {"observation": (N, 25) robot qpos, qvel, tcp pose,
 "achieved_goal": (N, 3) tcp position, "desired_goal": (N, 3) goal}, env frame, m.
 Success: tcp within 5 cm of the goal. `compute_reward` works on any (..., 3) goals
-(hindsight relabeling): sparse 1/0 on success, dense 1 - tanh(5 d)."""
+(hindsight relabeling): sparse 1/0 on success.
+
+Dense reward (= normalized_dense, in [-1, 0]): -tanh(5 d) per step with d the
+tcp-goal distance (m), and exactly 0 on the success step. Every non-success step pays
+< 0 = the success step, so for any discount gamma < 1 hovering forever (return
+<= r_hover / (1 - gamma) < 0) earns less than succeeding (0, the episode ends)."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,7 +52,7 @@ class ReachTask(GoalPointMixin, Task):
         }
 
     def dense_reward(self, info):
-        return 1 - torch.tanh(5 * info["distance"])
+        return torch.where(info["success"], 0.0, -torch.tanh(5 * info["distance"]))
 
     def compute_reward(self, achieved_goal, desired_goal, info):
         """Reward of goal pairs (..., 3) -> (...): the env's reward_mode, for any batch
@@ -60,7 +65,7 @@ class ReachTask(GoalPointMixin, Task):
         elif self.env.reward_mode == "none":
             reward = torch.zeros_like(distance)
         else:
-            reward = 1 - torch.tanh(5 * distance)
+            reward = torch.where(distance < DISTANCE_THRESHOLD, 0.0, -torch.tanh(5 * distance))
         return reward.numpy() if is_numpy else reward
 
     def solution_policy(self):

@@ -1,7 +1,12 @@
 """StackCube-v1: put the red cube A on top of the green cube B and let go.
 
 Success: A rests on B (xy offset <= 3.3 cm, height offset within 5 mm of 4 cm), A is
-still (|v| < 1 cm/s, |w| < 0.5 rad/s) and no longer held. Dense reward (max 6)."""
+still (|v| < 1 cm/s, |w| < 0.5 rad/s) and no longer held.
+
+Dense reward (in [-6, 0]; normalized_dense = dense / 6 in [-1, 0]): reaching A
+(1 - tanh(5 d)) + grasped + 2 * (1 - tanh(5 * A-to-place distance)) while grasped or on
+B + on B and released, shifted down by 6, so every non-success step pays <= -1, and
+exactly 0 on the success step: hovering never beats succeeding, for any discount."""
 from __future__ import annotations
 
 import torch
@@ -63,7 +68,7 @@ class StackCubeTask(Task):
         place = pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
         reward = reward + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * torch.maximum(grasped, on_b)
         reward = reward + on_b * (1 - grasped)
-        return torch.where(info["success"], torch.full_like(reward, 6.0), reward)
+        return torch.where(info["success"], torch.zeros_like(reward), reward - 6.0)
 
     def task_observations(self, info):
         tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
