@@ -43,6 +43,13 @@ class PhysicsConfig:
     dynamic_friction: float = 0.3
     restitution: float = 0.0
     cpu_workers: int | None = None        # None: default_cpu_workers(num_envs)
+    # physx_cuda buffer capacities: ManiSkill3's GPUMemoryConfig (SAPIEN's own defaults
+    # are 81,920 contact patches and 262,144 found/lost pairs)
+    gpu_max_rigid_contact_count: int = 2**19
+    gpu_max_rigid_patch_count: int = 2**18
+    gpu_found_lost_pairs_capacity: int = 2**25
+    gpu_temp_buffer_capacity: int = 2**24
+    gpu_heap_capacity: int = 2**26
 
     def __post_init__(self):
         if not isinstance(self.solver_position_iterations, int) or not 1 <= self.solver_position_iterations <= 255:
@@ -67,3 +74,7 @@ class PhysicsConfig:
                                      sleep_threshold=self.sleep_threshold)
         sapien.physx.set_shape_config(contact_offset=self.contact_offset, rest_offset=self.rest_offset)
         sapien.physx.set_default_material(self.static_friction, self.dynamic_friction, self.restitution)
+        sapien.physx.set_gpu_memory_config(  # read by PhysxGpuSystem only
+            temp_buffer_capacity=self.gpu_temp_buffer_capacity, max_rigid_contact_count=self.gpu_max_rigid_contact_count,
+            max_rigid_patch_count=self.gpu_max_rigid_patch_count, heap_capacity=self.gpu_heap_capacity,
+            found_lost_pairs_capacity=self.gpu_found_lost_pairs_capacity)
