@@ -57,13 +57,13 @@ class EpisodeTracker:
 
     def on_reset(self, rows: torch.Tensor) -> None:
         """The envs in bool (N,) `rows` start a new episode."""
-        rows = rows.to(self.device)
-        self.returns[rows] = 0.0
-        self.discounted_returns[rows] = 0.0
-        self.lengths[rows] = 0
-        self.success_once[rows] = False
-        self.fail_once[rows] = False
-        self.pending_reset[rows] = False
+        rows = rows.to(self.device)  # masked_fill_: no device-to-host sync on CUDA
+        self.returns.masked_fill_(rows, 0.0)
+        self.discounted_returns.masked_fill_(rows, 0.0)
+        self.lengths.masked_fill_(rows, 0)
+        self.success_once.masked_fill_(rows, False)
+        self.fail_once.masked_fill_(rows, False)
+        self.pending_reset.masked_fill_(rows, False)
 
     def transition_rows(self) -> torch.Tensor:
         """bool (N,): the envs whose next step is a real transition (not a NEXT_STEP reset)."""
@@ -72,10 +72,13 @@ class EpisodeTracker:
         return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
 
     def on_step(self, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
-                success: torch.Tensor | None = None, fail: torch.Tensor | None = None) -> EpisodeStep:
+                success: torch.Tensor | None = None, fail: torch.Tensor | None = None,
+                always_metrics: bool = False) -> EpisodeStep:
         """Account one vector step: reward float (N,), terminated/truncated bool (N,),
         success/fail bool (N,) of the step just taken (the ending step's values for
-        envs that ended, also in SAME_STEP mode) or None when the env has none."""
+        envs that ended, also in SAME_STEP mode) or None when the env has none.
+        always_metrics: fill `finished` on every step (rows outside `done` hold running
+        values) instead of asking whether any episode ended, a device sync on CUDA."""
         moved = self.transition_rows()
         done = (terminated | truncated).to(self.device)
         reward = reward.to(self.device, torch.float64)
@@ -88,9 +91,9 @@ class EpisodeTracker:
             self.success_once |= success.to(self.device, torch.bool) & moved
         if fail is not None:
             self.fail_once |= fail.to(self.device, torch.bool) & moved
-        if bool(done.any()):
+        if always_metrics or bool(done.any()):
             finished = self._metrics(done, success, fail)
-            self.on_reset(done)
+        self.on_reset(done)
         self.pending_reset = done.clone() if self.autoreset_mode == AutoresetMode.NEXT_STEP else done & False
         return EpisodeStep(moved=moved, done=done, finished=finished, discounted_returns=discounted)
 

@@ -1,0 +1,111 @@
+"""Policy checkpoints: a TorchScript module `flat obs (N, D) float32 -> action (N, A)`
+plus the layout it was trained on (task, robot, control mode, obs keys and shapes),
+so any env can run it without the learner's code and a mismatched env is refused.
+
+    save_policy("runs/ppo/policy.pt", actor, env)        # actor: torch.nn.Module
+    ROBOSIM_POLICY=runs/ppo/policy.pt robosim eval --task Reach-v1 \\
+        --policy robosim.rollout.checkpoint:from_env_var --video out.mp4
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable
+
+import gymnasium as gym
+import torch
+
+FORMAT = "robosim-policy-v1"
+ENV_VAR = "ROBOSIM_POLICY"
+
+
+def flatten_space_keys(space: gym.Space, prefix: str = "") -> list[tuple[str, list[int]]]:
+    """[(path, shape)] of every Box leaf of a (Dict) space, keys sorted at every level."""
+    if isinstance(space, gym.spaces.Dict):
+        out: list[tuple[str, list[int]]] = []
+        for key in sorted(space.spaces):
+            out += flatten_space_keys(space.spaces[key], f"{prefix}{key}/")
+        return out
+    return [(prefix.rstrip("/") or "obs", [int(d) for d in space.shape])]
+
+
+def flatten_obs(obs: Any) -> torch.Tensor:
+    """obs tree with leading dim N -> float32 (N, D), leaves concatenated with keys sorted
+    at every level (the order of flatten_space_keys)."""
+    if isinstance(obs, dict):
+        return torch.cat([flatten_obs(obs[k]) for k in sorted(obs)], dim=1)
+    obs = torch.as_tensor(obs)
+    return obs.reshape(obs.shape[0], -1).float()
+
+
+def _task_id(task: Any) -> str:
+    import robosim
+
+    for task_id in robosim.list_tasks():
+        if robosim.get_task(task_id) is type(task):
+            return task_id
+    return type(task).__name__
+
+
+def env_layout(env: Any) -> dict[str, Any]:
+    """What a policy depends on: task id, robot, control mode, obs keys/shapes, action dim."""
+    base = getattr(env, "unwrapped", env)
+    base = getattr(base, "env", base) if not hasattr(base, "task") else base  # BatchedVectorEnv -> BaseEnv
+    robot = getattr(base, "robot", None)
+    robot_name = getattr(getattr(robot, "spec", None), "name", None) or type(robot).__name__.lower()
+    return {"task": _task_id(base.task), "robot": robot_name, "control_mode": base.control_mode,
+            "obs": flatten_space_keys(env.single_observation_space),
+            "action_dim": int(env.single_action_space.shape[0])}
+
+
+def save_policy(path: str | os.PathLike, actor: torch.nn.Module, env: Any, extra: dict | None = None) -> None:
+    """Trace `actor` (flat obs (N, D) float32 -> action (N, A)) and save it with env's layout."""
+    layout = env_layout(env)
+    dim = sum(int(torch.tensor(shape).prod()) for _, shape in layout["obs"])
+    example = torch.zeros(2, dim)
+    was_training = actor.training
+    actor.eval()
+    with torch.no_grad():
+        traced = torch.jit.trace(actor.cpu(), example)
+    actor.train(was_training)
+    meta = {"format": FORMAT, "layout": layout, "extra": extra or {}}
+    tmp = f"{os.fspath(path)}.partial"
+    torch.jit.save(traced, tmp, _extra_files={"robosim.json": json.dumps(meta)})
+    os.replace(tmp, path)
+
+
+def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tensor]:
+    """policy(obs) -> action float32 (N, A) on env.device; ValueError when the file is not
+    a robosim policy or env's layout differs from the one it was trained on."""
+    if not os.path.isfile(path):
+        raise ValueError(f"policy checkpoint must be an existing file, got {os.fspath(path)!r}")
+    files = {"robosim.json": ""}
+    try:
+        module = torch.jit.load(os.fspath(path), map_location="cpu", _extra_files=files)
+        meta = json.loads(files["robosim.json"] or "{}")
+    except (RuntimeError, ValueError) as err:
+        raise ValueError(f"policy checkpoint {os.fspath(path)!r} is not a robosim policy ({err})") from None
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"policy checkpoint {os.fspath(path)!r} must have format {FORMAT!r}, got {meta.get('format')!r}")
+    trained, here = meta["layout"], json.loads(json.dumps(env_layout(env)))
+    if trained != here:
+        diff = {k: (trained.get(k), here.get(k)) for k in set(trained) | set(here) if trained.get(k) != here.get(k)}
+        raise ValueError(f"policy checkpoint {os.fspath(path)!r} was trained on {trained}, but the env is {here}; "
+                         f"differences (checkpoint, env): {diff}")
+    device = torch.device(getattr(env, "device", "cpu"))
+    module = module.to(device)
+
+    def policy(obs: Any) -> torch.Tensor:
+        with torch.no_grad():
+            return module(flatten_obs(obs).to(device))
+
+    return policy
+
+
+def from_env_var(env: Any) -> Callable[[Any], torch.Tensor]:
+    """Policy factory for `robosim eval --policy robosim.rollout.checkpoint:from_env_var`:
+    loads the checkpoint named by the ROBOSIM_POLICY environment variable."""
+    path = os.environ.get(ENV_VAR)
+    if not path:
+        raise ValueError(f"the environment variable {ENV_VAR} must name a policy checkpoint, got {path!r}")
+    return load_policy(path, env)
