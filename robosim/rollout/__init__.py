@@ -5,7 +5,7 @@ policy checkpoints that `robosim eval` can run.
 RolloutCollector   steps a torch vector env with any callable policy (Transition, Rollout)
 compute_gae        advantages/returns with explicit terminated/truncated boundaries
 ReplayBuffer       off-policy storage, HER "future" relabeling via compute_reward
-save_policy, load_policy, flatten_obs   TorchScript policy checkpoints with their layout
+save_policy, load_policy, flatten_obs   torch.export policy checkpoints with their layout
 """
 from robosim.rollout.checkpoint import flatten_obs, load_policy, save_policy
 from robosim.rollout.collector import Rollout, RolloutCollector, Transition

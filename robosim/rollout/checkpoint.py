@@ -1,4 +1,4 @@
-"""Policy checkpoints: a TorchScript module `flat obs (N, D) float32 -> action (N, A)`
+"""Policy checkpoints: a torch.export program `flat obs (N, D) float32 -> action (N, A)`
 plus the layout it was trained on (task, robot, control mode, obs keys and shapes),
 so any env can run it without the learner's code and a mismatched env is refused.
 
@@ -59,18 +59,20 @@ def env_layout(env: Any) -> dict[str, Any]:
 
 
 def save_policy(path: str | os.PathLike, actor: torch.nn.Module, env: Any, extra: dict | None = None) -> None:
-    """Trace `actor` (flat obs (N, D) float32 -> action (N, A)) and save it with env's layout."""
+    """Export `actor` (flat obs (N, D) float32 -> action (N, A), any N) with torch.export
+    and save it with env's layout."""
     layout = env_layout(env)
     dim = sum(int(torch.tensor(shape).prod()) for _, shape in layout["obs"])
     example = torch.zeros(2, dim)
     was_training = actor.training
     actor.eval()
+    device = next(iter(actor.parameters()), torch.zeros(())).device
     with torch.no_grad():
-        traced = torch.jit.trace(actor.cpu(), example)
-    actor.train(was_training)
+        program = torch.export.export(actor.cpu(), (example,), dynamic_shapes=({0: torch.export.Dim("batch", min=1)},))
+    actor.to(device).train(was_training)
     meta = {"format": FORMAT, "layout": layout, "extra": extra or {}}
     tmp = f"{os.fspath(path)}.partial"
-    torch.jit.save(traced, tmp, _extra_files={"robosim.json": json.dumps(meta)})
+    torch.export.save(program, tmp, extra_files={"robosim.json": json.dumps(meta)})
     os.replace(tmp, path)
 
 
@@ -81,9 +83,9 @@ def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tens
         raise ValueError(f"policy checkpoint must be an existing file, got {os.fspath(path)!r}")
     files = {"robosim.json": ""}
     try:
-        module = torch.jit.load(os.fspath(path), map_location="cpu", _extra_files=files)
+        module = torch.export.load(os.fspath(path), extra_files=files).module()
         meta = json.loads(files["robosim.json"] or "{}")
-    except (RuntimeError, ValueError) as err:
+    except Exception as err:  # torch raises many types for a file that is not an export archive
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} is not a robosim policy ({err})") from None
     if meta.get("format") != FORMAT:
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} must have format {FORMAT!r}, got {meta.get('format')!r}")
