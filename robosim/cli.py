@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import time
 from typing import Callable
 
@@ -12,6 +15,16 @@ EXTERNAL_COMMANDS: list[tuple[str, str]] = []
 EXTERNAL_COMMANDS.append(("robosim.bench.cli", "add_bench_command"))
 EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_eval_command"))
 EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_replay_command"))
+EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_recover_command"))
+
+
+class Terminated(BaseException):
+    """Raised by the SIGTERM handler so `finally` blocks close output files, as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a repeated TERM must not cut the cleanup short
+    raise Terminated()
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -93,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         module = __import__(module_name, fromlist=[adder_name])
         adder: Callable = getattr(module, adder_name)
         adder(sub)
+    for command in sub.choices.values():   # every sub-command can see tasks of the user's modules
+        command.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
+                             help="import MODULE before resolving task ids, so tasks it registers with "
+                                  "@robosim.register_task are found (repeatable); a task id may also be "
+                                  "'package.module:TaskClass'")
     return parser
 
 
@@ -102,11 +120,24 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        if "" not in sys.path and os.getcwd() not in sys.path:   # user modules in cwd, as `python -m`
+            sys.path.insert(0, os.getcwd())
+        if getattr(args, "imports", None):
+            from robosim.envs.registry import import_modules
+
+            import_modules(args.imports)
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as err:  # bad input: one clear line, no traceback
+    except (ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:  # one clear line, no traceback
         print(f"robosim {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, Terminated) as err:   # files were closed on the way out
+        name = "SIGINT" if isinstance(err, KeyboardInterrupt) else "SIGTERM"
+        print(f"robosim {args.command}: interrupted by {name}; output files keep what was recorded",
+              file=sys.stderr)
+        return 130 if name == "SIGINT" else 143
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from robosim.envs.task import Task
 from robosim.randomization import EnvRandomStreams
 from robosim.sensors.rig import CameraRig, RigSpec
 from robosim.sim import SIM_BACKENDS, PhysicsConfig, create_sim_scene, resolve_backend
+from robosim.sim.isolation import check_isolation
 
 REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
 RENDER_MODES = ("rgb_array", "sensors")
@@ -49,6 +50,7 @@ class BaseEnv(gym.Env):
         render_lod: str | float = "auto",
         physics: PhysicsConfig | None = None,
         robot: str | None = None,
+        physics_isolation: str = "shared",
     ):
         if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -68,9 +70,11 @@ class BaseEnv(gym.Env):
         reconfiguration_freq = 0 if reconfiguration_freq is None else reconfiguration_freq  # ManiSkill3: None = never
         if render_mode is not None:
             checks.check_choice("render_mode", render_mode, RENDER_MODES)
-        if max_episode_steps is not None and (not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
+        # isolation "separate": one PhysX system per env, env i bit-exact (robosim.sim.isolation)
+        self.physics_isolation = check_isolation(physics_isolation, resolve_backend(sim_backend))
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
             raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
-        if not isinstance(reconfiguration_freq, (int, np.integer)) or reconfiguration_freq < 0:
+        if isinstance(reconfiguration_freq, bool) or not isinstance(reconfiguration_freq, (int, np.integer)) or reconfiguration_freq < 0:
             raise ValueError(f"reconfiguration_freq must be an int >= 0, got {reconfiguration_freq!r}")
         if physics is not None and not isinstance(physics, PhysicsConfig):
             raise TypeError(f"physics must be a robosim.sim.PhysicsConfig or None, got {type(physics).__name__}")
@@ -114,7 +118,8 @@ class BaseEnv(gym.Env):
         """(Re)build the whole scene: ground, robot, task actors, cameras."""
         if self.sim is not None:
             self.sim.close()
-        self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics)
+        self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics,
+                                    isolation=self.physics_isolation)
         self.sim.add_ground()
         self.robot = self._robot_factory()
         self.robot.load(self.sim)

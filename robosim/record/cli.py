@@ -2,6 +2,10 @@
 
 Every argument (task, policy, output paths, sizes) is checked before any env is built;
 a bad one prints `robosim <cmd>: error: ...` and exits with status 2, leaving no file.
+A write that fails mid-run (full disk, I/O error, deleted directory, broken ffmpeg
+pipe) prints one `robosim <cmd>: error: ...` line and exits with status 1; no broken
+file appears under a final name (finished trajectory episodes stay recoverable with
+`robosim recover`).
 """
 from __future__ import annotations
 
@@ -22,9 +26,9 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def _fail(command: str, err: Exception) -> int:
+def _fail(command: str, err: Exception, status: int = 2) -> int:
     print(f"robosim {command}: error: {err}", file=sys.stderr)
-    return 2
+    return status
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -35,9 +39,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     try:
         robosim.get_task(args.task)
-        if args.video:
+        if args.video is not None:
             check_output_path("--video", args.video, VIDEO_SUFFIXES)
-        if args.trajectory:
+        if args.trajectory is not None:
             check_output_path("--trajectory", args.trajectory, TRAJECTORY_SUFFIXES)
         if args.episodes < 1 or args.num_envs < 1:
             raise ValueError(f"--episodes and --num-envs must be >= 1, got {args.episodes} and {args.num_envs}")
@@ -46,7 +50,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         env = robosim.make(args.task, num_envs=args.num_envs, obs_mode=args.obs_mode,
                            control_mode=args.control_mode, sim_backend=args.sim_backend,
                            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
-                           render_lod=args.render_lod)
+                           render_lod=args.render_lod, physics_isolation=args.physics_isolation)
     except (ValueError, TypeError) as err:
         return _fail("eval", err)
     recorder = env
@@ -58,9 +62,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             return _fail("eval", err)
     start = time.perf_counter()
     try:
-        result = evaluate(recorder, factory(recorder), args.episodes, seed=args.seed, progress=True)
-    finally:
-        recorder.close()
+        try:
+            result = evaluate(recorder, factory(recorder), args.episodes, seed=args.seed, progress=True)
+        finally:
+            recorder.close()
+    except OSError as err:
+        return _fail("eval", err, status=1)
     elapsed = time.perf_counter() - start
     print(f"{args.task}, policy {args.policy}, {result.episodes} episodes on {args.num_envs} envs "
           f"(seed {args.seed}), {elapsed:.1f} s")
@@ -76,11 +83,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     try:
         TrajectoryFile(args.trajectory, arg="TRAJ")
-        if args.video:
+        if args.video is not None:
             check_output_path("--video", args.video, VIDEO_SUFFIXES)
-        report = replay(args.trajectory, video=args.video, render_size=args.render_size, progress=True)
+        report = replay(args.trajectory, video=args.video, render_size=args.render_size, progress=True,
+                        mode=args.mode)
     except (ValueError, TypeError) as err:
         return _fail("replay", err)
+    except OSError as err:
+        return _fail("replay", err, status=1)
     print(report.summary())
     if args.video:
         print(f"video: {args.video}")
@@ -106,19 +116,49 @@ def add_eval_command(sub) -> None:
     p.add_argument("--sim-backend", default="physx_cpu", help="physics backend (default: physx_cpu)")
     p.add_argument("--render-size", type=_size, default=(256, 256), help="video tile size WxH (default 256x256)")
     p.add_argument("--render-lod", default="auto", help="auto | full | low (default: auto)")
+    p.add_argument("--physics-isolation", default="shared", choices=["shared", "separate"],
+                   help="shared: all envs in one PhysX system (fast); separate: one system per env, "
+                        "each env bit-exact and replayable (default: shared)")
     p.set_defaults(func=cmd_eval)
 
 
 def add_replay_command(sub) -> None:
     p = sub.add_parser("replay", help="replay an HDF5 trajectory, re-render it, report divergence",
-                       description="Restore each recorded episode's first state, re-apply its actions, "
-                                   "compare every replayed state with the recorded one (max abs error), "
-                                   "and optionally re-render a video.")
+                       description="--mode actions: reset each recorded episode as recorded, re-apply its "
+                                   "actions, compare every replayed state with the recorded one (first "
+                                   "diverging step, max abs error). --mode states: write the recorded "
+                                   "states back (exact by construction), e.g. to re-render a video.")
     p.add_argument("trajectory", metavar="TRAJ.h5", help="trajectory file written by robosim eval/RecordEpisode")
     p.add_argument("--video", help="write the re-rendered episodes to this mp4")
     p.add_argument("--render-size", type=_size, default=(256, 256), help="video tile size WxH (default 256x256)")
+    p.add_argument("--mode", default="actions", choices=["actions", "states"],
+                   help="actions: re-simulate and report divergence; states: re-render recorded states "
+                        "(default: actions)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any state differs")
     p.set_defaults(func=cmd_replay)
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from robosim.record.recover import recover
+
+    try:
+        report = recover(args.directory, force=args.force)
+    except (ValueError, TypeError) as err:
+        return _fail("recover", err)
+    except OSError as err:
+        return _fail("recover", err, status=1)
+    print(report.summary())
+    return 0
+
+
+def add_recover_command(sub) -> None:
+    p = sub.add_parser("recover", help="save the recordings a killed run left behind in a directory",
+                       description="Merge each leftover trajectory parts directory (.NAME.<random>.parts) "
+                                   "into NAME (or NAME-recovered-K.h5) and rename each playable leftover "
+                                   "partial mp4; leftovers of a still-running process are skipped.")
+    p.add_argument("directory", help="directory the killed run wrote to")
+    p.add_argument("--force", action="store_true", help="also take leftovers whose process still runs")
+    p.set_defaults(func=cmd_recover)
 
 
 def record_demo_video(task: str, path: str, num_envs: int = 4, seed: int = 0, size=(192, 192)) -> str:

@@ -1,12 +1,23 @@
-"""Replay a trajectory file: restore each episode's first state, re-apply its actions,
-re-render, and measure how far the replayed states drift from the recorded ones.
+"""Replay a trajectory file, re-render it, and report how far the replay is from it.
 
+Two modes:
+- "states": every recorded state is written back with set_state and rendered. The
+  replayed states are the recorded ones by construction (error 0 means the state
+  round-trips through set_state/get_state bit-exactly); use it for videos.
+- "actions": each episode is re-simulated: its env slot is reset (with the recorded
+  seed, else set_state of the first recorded state), then its actions are applied, and
+  every replayed state is compared with the recorded one. The report gives each
+  episode's first diverging step and max abs error.
+  What makes a re-simulation exact (measured, SAPIEN 3.0.3 PhysX CPU): PhysX keeps
+  articulation state that get_state cannot read (set_qacc and PhysxCpuSystem.pack /
+  unpack do not restore it either); any write (reset, set_state) re-initializes it, so
+  two runs from the same write and the same actions match bit for bit. An episode that
+  started with a seeded reset therefore replays exactly as long as nothing else
+  reaches its physics: guaranteed with physics_isolation="separate"; in the default
+  shared system other envs' sleeping and contacts can change it in the last bits, and
+  contacts amplify that (docs/reliability.md has the measurements).
 Each episode is replayed in the env slot that recorded it (`env_index`), in a batch of
-as many envs as were recorded: PhysX results depend on where an env sits in the shared
-scene in the last float bits (~1e-5 m), and contacts amplify such differences, so any
-other slot would not be exact. Round r replays the r-th recorded episode of every slot
-at once. On the same backend and machine the replay is exact (max abs error 0); the
-report says so episode by episode. The batch's render() frames go to the video.
+as many envs as were recorded; round r replays the r-th recorded episode of every slot.
 """
 from __future__ import annotations
 
@@ -20,11 +31,15 @@ from robosim.record.trajectory import TrajectoryFile
 from robosim.record.video import VideoWriter
 
 
+REPLAY_MODES = ("actions", "states")
+
+
 @dataclass
 class ReplayReport:
-    """max_abs_error[k]: max |replayed - recorded| over episode k's states (float32 units:
+    """mode: "actions" | "states"; max_abs_error[k]: max |replayed - recorded| over episode k's states (float32 units:
     m, rad, m/s, ...); first_divergence[k]: first step with any difference, or -1."""
 
+    mode: str = "actions"
     episodes: int = 0
     steps: int = 0
     max_abs_error: list[float] = field(default_factory=list)
@@ -40,22 +55,26 @@ class ReplayReport:
 
     def summary(self) -> str:
         diverged = [k for k, s in enumerate(self.first_divergence) if s >= 0]
-        head = (f"replayed {self.episodes} episodes, {self.steps} steps: max abs state error "
-                f"{self.worst:.3g}" + (" (exact)" if self.exact else ""))
+        head = (f"replayed {self.episodes} episodes, {self.steps} steps by {self.mode}: max abs state error "
+                f"{self.worst:.3g}" + (" (exact)" if self.exact else
+                                       f", {len(diverged)} of {self.episodes} episodes diverge"))
         if not diverged:
             return head
-        lines = [head, f"{len(diverged)} episodes diverge:"]
+        lines = [head]
         lines += [f"  episode {k}: first differs at step {self.first_divergence[k]}, max abs error "
                   f"{self.max_abs_error[k]:.3g}" for k in diverged[:20]]
         return "\n".join(lines)
 
 
 def replay(path: str, video: str | None = None, render_size=(256, 256),
-           task_id: str | None = None, progress: bool = False) -> ReplayReport:
+           task_id: str | None = None, progress: bool = False, mode: str = "actions") -> ReplayReport:
     """Replay every episode of the trajectory at `path`; write a video when `video` is set.
 
-    Validates the file (format, version, task) and the video path before building any
-    env. task_id: require the file to be a recording of this task."""
+    Validates the file (format, version, task, every episode's fields) and the video
+    path before building any env. task_id: require the file to be a recording of this
+    task. mode: "actions" (re-simulate) or "states" (re-render recorded states)."""
+    if mode not in REPLAY_MODES:
+        raise ValueError(f"mode must be one of {list(REPLAY_MODES)}, got {mode!r}")
     traj = TrajectoryFile(path, task_id=task_id)
     if traj.task_id not in robosim.list_tasks():
         raise ValueError(f"trajectory task must be one of {robosim.list_tasks()}, got {traj.task_id!r} in {path!r}")
@@ -71,7 +90,7 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
         rounds[per_slot[e.env_index]].append(e)
         per_slot[e.env_index] += 1
     writer = VideoWriter(video) if video is not None else None
-    report = ReplayReport()
+    report = ReplayReport(mode=mode)
     env = None
     try:
         env = robosim.make(traj.task_id, num_envs=batch, render_mode="rgb_array" if video else None,
@@ -83,7 +102,7 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
 
         bar = tqdm(total=len(episodes), desc="replay", unit="ep", disable=not progress)
         for episodes_of_round in rounds:
-            _replay_round(env, episodes_of_round, writer, report)
+            _replay_round(env, episodes_of_round, writer, report, mode)
             bar.update(len(episodes_of_round))
         bar.close()
     except BaseException:
@@ -99,41 +118,56 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
     return report
 
 
-def _replay_round(env, episodes, writer, report: ReplayReport) -> None:
+def _replay_round(env, episodes, writer, report: ReplayReport, mode: str) -> None:
     """Replay episodes (at most one per env slot) side by side, each in its own slot."""
     n, m = env.num_envs, len(episodes)
     slots = [e.env_index for e in episodes]
     idx = torch.tensor(slots)
-    env.reset(options={"env_idx": idx} if m < n else None)
-    env.set_state(torch.from_numpy(np.stack([e.states[0] for e in episodes])), env_idx=idx)
+    seeds = [e.seed for e in episodes]
+    if mode == "actions" and min(seeds) >= 0:
+        env.reset(seed=seeds, options={"env_idx": idx})   # the same writes as when recorded
+    else:
+        env.reset(options={"env_idx": idx})
+        env.set_state(torch.from_numpy(np.stack([e.states[0] for e in episodes])), env_idx=idx)
     errors = np.zeros(m)
     first = np.full(m, -1)
+    _compare(env, episodes, 0, errors, first)
     _frame(env, writer, episodes, 0)
     a = env.single_action_space.shape[0]
     for t in range(max(e.length for e in episodes)):
-        action = np.zeros((n, a), np.float32)
-        for e in episodes:
-            if t < e.length:
-                action[e.env_index] = e.actions[t]
-        nan_rows = np.isnan(action).all(axis=1)
-        if nan_rows[slots].all():
-            env.step(None)
+        if mode == "states":
+            live = [e for e in episodes if t < e.length]
+            env.set_state(torch.from_numpy(np.stack([e.states[t + 1] for e in live])),
+                          env_idx=torch.tensor([e.env_index for e in live]))
         else:
-            if nan_rows.any():  # "no control" next to control (mixed rounds): not exact
-                action[nan_rows] = 0.0
-            env.step(torch.from_numpy(action))
-        state = env.get_state().cpu().numpy()
-        for j, e in enumerate(episodes):
-            if t < e.length:
-                err = float(np.abs(state[e.env_index] - e.states[t + 1]).max())
-                errors[j] = max(errors[j], err)
-                if err > 0 and first[j] < 0:
-                    first[j] = t + 1
+            action = np.zeros((n, a), np.float32)
+            for e in episodes:
+                if t < e.length:
+                    action[e.env_index] = e.actions[t]
+            nan_rows = np.isnan(action).all(axis=1)
+            if nan_rows[slots].all():
+                env.step(None)
+            else:
+                if nan_rows.any():  # "no control" next to control (mixed rounds): not exact
+                    action[nan_rows] = 0.0
+                env.step(torch.from_numpy(action))
+        _compare(env, episodes, t + 1, errors, first)
         _frame(env, writer, episodes, t + 1)
     report.episodes += m
     report.steps += sum(e.length for e in episodes)
     report.max_abs_error.extend(errors.tolist())
     report.first_divergence.extend(first.tolist())
+
+
+def _compare(env, episodes, t: int, errors: np.ndarray, first: np.ndarray) -> None:
+    """Update each episode's max abs error with its state at step t (if it lasts that long)."""
+    state = env.get_state().cpu().numpy()
+    for j, e in enumerate(episodes):
+        if t <= e.length:
+            err = float(np.abs(state[e.env_index] - e.states[t]).max())
+            errors[j] = max(errors[j], err)
+            if err > 0 and first[j] < 0:
+                first[j] = t
 
 
 def _frame(env, writer, episodes, t: int) -> None:

@@ -1,4 +1,4 @@
-"""HDF5 trajectory files: everything needed to replay a recorded run exactly.
+"""HDF5 trajectory files: everything needed to replay a recorded run.
 
 Layout (format "robosim-trajectory", FORMAT_VERSION):
   /                attrs: format, format_version, robosim_version, task_id, env_kwargs
@@ -13,22 +13,38 @@ Layout (format "robosim-trajectory", FORMAT_VERSION):
                    (env frame)
       rewards      float32 (T,)
       success, terminated, truncated   bool (T,)
-Written atomically (robosim.record.files): finished episodes are flushed as they end;
-closing (also on an exception) adds the unfinished ones with complete=False.
+
+Durability: while recording, every finished episode is written at once as its own
+complete file `episode_NNNNN.h5` (same layout, one group) inside the hidden directory
+`.NAME.<random>.parts/` next to the final path, atomically and fsynced
+(robosim.record.files). `close()` merges the parts into NAME and deletes the directory.
+After a SIGKILL or a power loss the parts directory stays; `robosim recover DIR`
+(robosim.record.recover) merges it into a file, so every finished episode survives.
+h5py only ever writes to memory: bytes reach the disk through plain os.write, so a full
+disk is an ordinary OSError and never leaves HDF5 in a half-flushed state.
 """
 from __future__ import annotations
 
+import atexit
+import io
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from robosim.record.files import AtomicFile, check_output_path
+from robosim.record.files import check_output_path, write_bytes_atomic
 
 FORMAT = "robosim-trajectory"
 FORMAT_VERSION = 1
 TRAJECTORY_SUFFIXES = (".h5", ".hdf5")
+PARTS_SUFFIX = ".parts"
+OWNER_FILE = "owner.json"
+FLOAT_FIELDS = ("states", "actions", "rewards")
+BOOL_FIELDS = ("success", "terminated", "truncated")
 
 
 @dataclass
@@ -50,54 +66,136 @@ class Episode:
         return len(self.actions)
 
 
+def _write_root_attrs(h5, header: dict[str, Any]) -> None:
+    for key, value in header.items():
+        h5.attrs[key] = json.dumps(value) if isinstance(value, dict) else value
+
+
+def _write_episode(h5, name: str, episode: Episode) -> None:
+    group = h5.create_group(name)
+    group.attrs.update(env_index=episode.env_index, seed=episode.seed, complete=episode.complete,
+                       length=episode.length)
+    for field in FLOAT_FIELDS:
+        group.create_dataset(field, data=np.asarray(getattr(episode, field), dtype=np.float32))
+    for field in BOOL_FIELDS:
+        group.create_dataset(field, data=np.asarray(getattr(episode, field), dtype=bool))
+
+
+def h5_bytes(build: Callable[[Any], None]) -> bytes:
+    """Bytes of an HDF5 file that `build(h5)` fills, made entirely in memory."""
+    import h5py
+
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w") as h5:
+        build(h5)
+    return buffer.getvalue()
+
+
+def merge_parts(parts_dir: str, final_path: str) -> int:
+    """Write every episode file of `parts_dir` (in order) into one trajectory file at
+    `final_path` (atomically), then delete `parts_dir`. Returns the episode count."""
+    import h5py
+
+    names = sorted(n for n in os.listdir(parts_dir) if n.startswith("episode_") and n.endswith(".h5"))
+    with open(os.path.join(parts_dir, OWNER_FILE)) as f:
+        header = json.load(f)["header"]
+
+    def build(h5) -> None:
+        _write_root_attrs(h5, header)
+        for k, name in enumerate(names):
+            with h5py.File(os.path.join(parts_dir, name), "r") as part:
+                part.copy(part[name[:-3]], h5, name=f"episode_{k:05d}")
+
+    write_bytes_atomic(final_path, h5_bytes(build))
+    shutil.rmtree(parts_dir)
+    return len(names)
+
+
 class TrajectoryWriter:
-    """Append episodes to an HDF5 file at `path` (see the module docstring)."""
+    """Append episodes to a trajectory at `path` (see the module docstring).
+
+    header: root attributes (task_id, env_kwargs, num_envs, state_dim, ...)."""
 
     def __init__(self, path: str, header: dict[str, Any], arg: str = "trajectory"):
-        import h5py
+        import h5py  # noqa: F401  (registers h5py's exit handler before ours)
 
         self.path = check_output_path(arg, path, TRAJECTORY_SUFFIXES)
-        self._h5 = None
+        directory, name = os.path.split(self.path)
+        self.header = {"format": FORMAT, "format_version": FORMAT_VERSION, **header}
         # episodes still running: written with complete=False if the file closes first
         self.pending: Callable[[], list[Episode]] = list
-        self._file = AtomicFile(self.path, self._close_h5)
-        self._h5 = h5py.File(self._file.tmp_path, "w")
-        attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, **header}
-        for key, value in attrs.items():
-            self._h5.attrs[key] = json.dumps(value) if isinstance(value, dict) else value
         self.episodes_written = 0
+        self.closed = False
+        self.parts_dir = tempfile.mkdtemp(prefix=f".{name}.", suffix=PARTS_SUFFIX, dir=directory)
+        try:
+            owner = {"pid": os.getpid(), "final_path": self.path, "header": self.header}
+            write_bytes_atomic(os.path.join(self.parts_dir, OWNER_FILE), json.dumps(owner).encode())
+        except BaseException:
+            shutil.rmtree(self.parts_dir, ignore_errors=True)
+            raise
+        # interpreter exit without close() (an uncaught exception): close() still runs, so
+        # the running episodes are kept too. atexit, not weakref.finalize: handlers run
+        # last-registered first, so this one runs before h5py's own exit handler (imported
+        # above) shuts the HDF5 library down; a finalize hook would run after it and crash.
+        atexit.register(self.close)
 
     def add_episode(self, episode: Episode) -> None:
-        """Write one episode and flush it to disk."""
-        if self._h5 is None:
+        """Write one episode durably (its own fsynced part file) before returning."""
+        if self.closed:
             raise ValueError(f"trajectory {self.path!r} is closed; episodes can no longer be added")
-        group = self._h5.create_group(f"episode_{self.episodes_written:05d}")
-        group.attrs.update(env_index=episode.env_index, seed=episode.seed, complete=episode.complete,
-                           length=episode.length)
-        for name in ("states", "actions", "rewards"):
-            group.create_dataset(name, data=np.asarray(getattr(episode, name), dtype=np.float32))
-        for name in ("success", "terminated", "truncated"):
-            group.create_dataset(name, data=np.asarray(getattr(episode, name), dtype=bool))
+        name = f"episode_{self.episodes_written:05d}"
+        data = h5_bytes(lambda h5: (_write_root_attrs(h5, self.header), _write_episode(h5, name, episode)))
+        write_bytes_atomic(os.path.join(self.parts_dir, name + ".h5"), data)
         self.episodes_written += 1
-        self._h5.flush()
 
-    def _close_h5(self) -> None:
-        if self._h5 is None:
+    def close(self) -> None:
+        """Add the running episodes (complete=False), merge everything into `path` and
+        remove the parts directory (idempotent). On an OSError the parts directory is
+        kept (its episodes stay recoverable) and the error names it."""
+        if self.closed:
             return
         try:
             for episode in self.pending():
                 if episode.length > 0:
                     self.add_episode(episode)
         finally:
+            self.closed = True
             self.pending = list
-            self._h5.close()
-            self._h5 = None
-
-    def close(self) -> None:
-        self._file.commit()
+            atexit.unregister(self.close)
+        try:
+            merge_parts(self.parts_dir, self.path)
+        except OSError as err:
+            raise OSError(err.errno, f"cannot write trajectory {self.path!r} ({err.strerror or err}); its "
+                                     f"{self.episodes_written} finished episodes are kept in {self.parts_dir!r}: "
+                                     f"run `robosim recover {os.path.dirname(self.path)}` once the problem is "
+                                     f"fixed") from err
 
     def discard(self) -> None:
-        self._file.discard()
+        """Delete everything written; nothing appears under `path`."""
+        if not self.closed:
+            self.closed = True
+            atexit.unregister(self.close)
+            shutil.rmtree(self.parts_dir, ignore_errors=True)
+
+
+def _read_episode(group, name: str, path: str, state_dim: int, action_dim: int) -> Episode:
+    """Validate and read one episode group (ValueError naming the missing/bad field)."""
+    for key in ("env_index", "seed", "complete"):
+        if key not in group.attrs:
+            raise ValueError(f"trajectory {name} must have attribute {key!r}, got none in {path!r}")
+    missing = [f for f in FLOAT_FIELDS + BOOL_FIELDS if f not in group]
+    if missing:
+        raise ValueError(f"trajectory {name} must have datasets {list(FLOAT_FIELDS + BOOL_FIELDS)}, "
+                         f"missing {missing} in {path!r}")
+    data = {f: group[f][()] for f in FLOAT_FIELDS + BOOL_FIELDS}
+    t = len(data["actions"])
+    expected = {"states": (t + 1, state_dim), "actions": (t, action_dim), "rewards": (t,),
+                **{f: (t,) for f in BOOL_FIELDS}}
+    for field, shape in expected.items():
+        if data[field].shape != shape:
+            raise ValueError(f"trajectory {name}/{field} must have shape {shape}, got {data[field].shape} in {path!r}")
+    return Episode(env_index=int(group.attrs["env_index"]), seed=int(group.attrs["seed"]),
+                   complete=bool(group.attrs["complete"]), **data)
 
 
 class TrajectoryFile:
@@ -105,9 +203,9 @@ class TrajectoryFile:
 
     task_id: when given, the file must have been recorded on this task."""
 
-    def __init__(self, path: str, task_id: str | None = None, arg: str = "trajectory"):
-        import os
+    REQUIRED_ATTRS = ("task_id", "env_kwargs", "num_envs", "state_dim", "action_dim")
 
+    def __init__(self, path: str, task_id: str | None = None, arg: str = "trajectory"):
         import h5py
 
         if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
@@ -124,12 +222,25 @@ class TrajectoryFile:
         version = int(self.attrs.get("format_version", -1))
         if version != FORMAT_VERSION:
             raise ValueError(f"{arg} must have format_version {FORMAT_VERSION}, got {version} in {path!r}")
+        missing = [k for k in self.REQUIRED_ATTRS if k not in self.attrs]
+        if missing:
+            raise ValueError(f"{arg} must have root attributes {list(self.REQUIRED_ATTRS)}, missing {missing} "
+                             f"in {path!r}")
         if task_id is not None and self.attrs["task_id"] != task_id:
             raise ValueError(f"{arg} must be recorded on task {task_id!r}, got {self.attrs['task_id']!r} in {path!r}")
         self.task_id = str(self.attrs["task_id"])
-        self.env_kwargs: dict = json.loads(self.attrs["env_kwargs"])
-        self.state_dim = int(self.attrs["state_dim"])
-        self.action_dim = int(self.attrs["action_dim"])
+        try:
+            self.env_kwargs: dict = json.loads(self.attrs["env_kwargs"])
+            self.num_envs = int(self.attrs["num_envs"])
+            self.state_dim = int(self.attrs["state_dim"])
+            self.action_dim = int(self.attrs["action_dim"])
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{arg} has malformed root attributes in {path!r}: {err}") from None
+        if not isinstance(self.env_kwargs, dict) or self.num_envs < 1 or self.state_dim < 1 or self.action_dim < 1:
+            raise ValueError(f"{arg} must have env_kwargs a JSON object and num_envs, state_dim, action_dim >= 1, "
+                             f"got {self.env_kwargs!r}, {self.num_envs}, {self.state_dim}, {self.action_dim} "
+                             f"in {path!r}")
+        self.arg = arg
 
     def __len__(self) -> int:
         return len(self.episode_names)
@@ -138,9 +249,5 @@ class TrajectoryFile:
         import h5py
 
         with h5py.File(self.path, "r") as f:
-            g = f[self.episode_names[k]]
-            return Episode(
-                env_index=int(g.attrs["env_index"]), seed=int(g.attrs["seed"]), complete=bool(g.attrs["complete"]),
-                **{name: g[name][()] for name in ("states", "actions", "rewards", "success", "terminated",
-                                                  "truncated")},
-            )
+            name = self.episode_names[k]
+            return _read_episode(f[name], name, self.path, self.state_dim, self.action_dim)

@@ -4,7 +4,11 @@
         video.add_batch(env.render(), [["env 0", "step 3"], ...])
 
 H.264 through imageio-ffmpeg (which ships its own ffmpeg binary). Written atomically
-(robosim.record.files): until close() the file lives under a temporary name.
+(robosim.record.files): until close() the file lives under a temporary name; if
+finishing fails (full disk, broken ffmpeg pipe) no file appears under the final name.
+The mp4 is fragmented (a self-contained fragment per key frame, every FRAGMENT_FRAMES
+frames), so after a SIGKILL the temporary file plays up to its last fragment and
+`robosim recover` can keep it.
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from robosim.record.files import AtomicFile, check_output_path
 from robosim.sensors.tiling import draw_text, tile_grid
 
 VIDEO_SUFFIXES = (".mp4",)
+FRAGMENT_FRAMES = 20
+FRAGMENTED_MP4 = ["-movflags", "frag_keyframe+empty_moov", "-g", str(FRAGMENT_FRAMES)]
 
 
 class VideoWriter:
@@ -64,7 +70,7 @@ class VideoWriter:
             self._shape = frame.shape
             self._writer = imageio.get_writer(self._file.tmp_path, format="FFMPEG", fps=self.fps,
                                               codec="libx264", quality=7, macro_block_size=1,
-                                              ffmpeg_log_level="error")
+                                              ffmpeg_log_level="error", output_params=FRAGMENTED_MP4)
         elif frame.shape != self._shape:
             raise ValueError(f"frame must keep the video's size {self._shape}, got {frame.shape}")
         self._writer.append_data(frame)

@@ -15,6 +15,7 @@ everything recorded so far. Closing the wrapper closes the env.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ import torch
 
 import robosim
 from robosim.envs import checks
+from robosim.record.recover import point_to_leftovers
 from robosim.record.trajectory import Episode, TrajectoryWriter
 from robosim.record.video import VideoWriter
 
@@ -38,7 +40,8 @@ def env_header(env) -> dict[str, Any]:
     """Root attributes of a trajectory file: how to rebuild this env."""
     kwargs = dict(obs_mode="none", control_mode=env.control_mode, reward_mode=env.reward_mode,
                   sim_backend=env.sim_backend, max_episode_steps=env.max_episode_steps,
-                  reconfiguration_freq=env.reconfiguration_freq)
+                  reconfiguration_freq=env.reconfiguration_freq,
+                  physics_isolation=getattr(env, "physics_isolation", "shared"))
     return dict(robosim_version=robosim.__version__, task_id=task_id_of(env), env_kwargs=kwargs,
                 num_envs=env.num_envs, state_dim=env.state_dim, action_dim=int(env.single_action_space.shape[0]),
                 sim_backend=env.sim_backend, control_mode=env.control_mode)
@@ -78,6 +81,10 @@ class RecordEpisode:
             raise ValueError("RecordEpisode needs video and/or trajectory, got neither")
         self.env = env
         self.overlay, self.cols = overlay, cols
+        for out in (video, trajectory):
+            if isinstance(out, (str, os.PathLike)) and os.fspath(out):
+                point_to_leftovers(os.path.dirname(os.path.abspath(os.fspath(out))))
+                break
         fps = env.task.control_freq if fps is None else fps
         self.video = VideoWriter(video, fps=fps) if video is not None else None
         try:
@@ -122,17 +129,22 @@ class RecordEpisode:
                 act = np.full((n, a), np.nan, np.float32)   # "no control": replayed as step(None)
             else:
                 act = torch.as_tensor(action).detach().cpu().float().numpy().reshape(n, a)
+            # one host copy per tensor per step (element-wise reads of CUDA tensors sync N times)
+            rew = reward.detach().float().cpu().numpy()
+            succ, term, trunc = (t.detach().cpu().numpy() for t in (info["success"], terminated, truncated))
             for i, run in enumerate(self._running):
                 if run is None:
                     continue
                 run.states.append(state[i])
                 run.actions.append(act[i])
-                run.rewards.append(float(reward[i]))
-                run.success.append(bool(info["success"][i]))
-                run.terminated.append(bool(terminated[i]))
-                run.truncated.append(bool(truncated[i]))
-        self._reward = reward.detach().cpu().float()
-        self._success = info["success"].detach().cpu()
+                run.rewards.append(float(rew[i]))
+                run.success.append(bool(succ[i]))
+                run.terminated.append(bool(term[i]))
+                run.truncated.append(bool(trunc[i]))
+            self._reward, self._success = torch.from_numpy(rew), torch.from_numpy(succ)
+        else:
+            self._reward = reward.detach().cpu().float()
+            self._success = info["success"].detach().cpu()
         self._add_frame()
         return obs, reward, terminated, truncated, info
 

@@ -187,9 +187,15 @@ class SimScene(SceneBuilding):
 
 
 def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
-                     physics: PhysicsConfig | None = None) -> SimScene:
-    """Construct the SimScene for a backend name ("auto" resolved here)."""
+                     physics: PhysicsConfig | None = None, isolation: str = "shared") -> SimScene:
+    """Construct the SimScene for a backend name ("auto" resolved here); isolation
+    "separate" gives every env its own PhysX system (robosim.sim.isolation)."""
     backend = resolve_backend(sim_backend)
+    if isolation != "shared":
+        from robosim.sim.isolation import IsolatedSimScene, check_isolation
+
+        check_isolation(isolation, backend)
+        return IsolatedSimScene(num_envs, sim_freq, physics)
     if backend == "physx_cuda":
         from robosim.sim.physx_cuda import CudaSimScene
 
