@@ -19,6 +19,7 @@ from robosim.agents import CONTROL_MODES, Robot, get_robot_spec
 from robosim.envs import checks
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
 from robosim.envs.task import Task
+from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams
 from robosim.sensors.rig import CameraRig, RigSpec
 from robosim.sim import SIM_BACKENDS, PhysicsConfig, create_sim_scene, resolve_backend
@@ -51,7 +52,10 @@ class BaseEnv(gym.Env):
         physics: PhysicsConfig | None = None,
         robot: str | None = None,
         physics_isolation: str = "shared",
+        **task_kwargs: Any,
     ):
+        # task parameters (make("PickCube-v1", cube_half_size=0.03)): unknown names refused first
+        task_params = task.check_parameters(task_kwargs)
         if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         self.obs_mode = checks.check_choice("obs_mode", obs_mode, OBS_MODES)
@@ -88,11 +92,13 @@ class BaseEnv(gym.Env):
         # {"base_camera": {...}}); render_camera sets the rgb_array view panda-gym style
         # (width, height, target_position, distance, yaw, pitch, roll); render_lod is
         # "auto" | "full" | "low" | kept triangle fraction (robosim/sensors/lod.py)
+        if render_camera is None or isinstance(render_camera, dict):   # the task's view, then the user's keys
+            render_camera = {**task.human_camera, **(render_camera or {})}
         self._rig_spec = RigSpec.from_env_kwargs(
             task.sensor_cameras, obs_mode in CAMERA_OBS_MODES or render_mode == "sensors",
             render_mode == "rgb_array", sensor_configs, render_camera, render_size, render_lod)
         self.reconfiguration_freq = int(reconfiguration_freq)
-        self.task = task(self)
+        self.task = task(self, **task_params)
         self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
         self.substeps = task.sim_freq // task.control_freq
         self.device = torch.device("cuda" if resolve_backend(sim_backend) == "physx_cuda" else "cpu")
@@ -100,6 +106,7 @@ class BaseEnv(gym.Env):
         self._saved_states: dict[int, torch.Tensor] = {}
         self._next_state_id = 0
         self._full_resets = 0
+        self._task_check = TaskOutputCheck(type(self.task).__name__, self.num_envs, self.device)
         self.sim = None
         self._build()
         self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
@@ -166,7 +173,10 @@ class BaseEnv(gym.Env):
         self.task.initialize_episode(env_idx.to(self.device), self._rng.next_episode(idx_np))
         info = self._evaluate()
         info["reconfigure"] = reconfigure
-        return self._obs.build(info), info
+        obs = self._obs.build(info)
+        if self._task_check.active:
+            self._task_check.after("reset", info, obs, self.single_observation_space, self.task)
+        return obs, info
 
     # -- step -------------------------------------------------------------------------
     def step(self, action: Any):
@@ -183,12 +193,17 @@ class BaseEnv(gym.Env):
         info = self._evaluate()
         obs = self._obs.build(info)
         reward = self._reward(info)
+        if self._task_check.active:
+            self._task_check.after("step", info, obs, self.single_observation_space, self.task,
+                                   reward, self.reward_mode)
         terminated = info["success"] | info["fail"]
         truncated = self.elapsed_steps >= self.max_episode_steps
         return obs, reward, terminated, truncated, info
 
     def _evaluate(self) -> dict[str, Any]:
         info = self.task.evaluate()
+        if self._task_check.active:   # first reset and step only
+            self._task_check.check_info(info)
         info["elapsed_steps"] = self.elapsed_steps.clone()
         info["is_success"] = info["success"]  # the key SB3 and panda-gym read
         return info

@@ -2,6 +2,7 @@
 entry point group or registered in-process with `register_task`."""
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import entry_points
 from typing import Callable
 
@@ -50,21 +51,60 @@ def list_tasks() -> list[str]:
     return sorted(set(_TASKS) | set(_ENTRY_POINTS))
 
 
+VISIBILITY_HINT = (
+    "A task defined in your own module becomes visible by importing that module first "
+    "(`robosim eval --import mymodule ...`, or `import mymodule` in Python), by naming its "
+    "class as 'package.module:TaskClass', or through the `robosim.tasks` entry point group "
+    "of an installed package (docs/writing-tasks.md)")
+
+
+def _task_from_path(task_id: str) -> type[Task]:
+    """'package.module:TaskClass' -> the class, registered under that id."""
+    module_name, _, class_name = task_id.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"task_id {task_id!r} names module {module_name!r}, which cannot be imported ({err})") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Task)):
+        raise ValueError(f"task_id {task_id!r} must name a robosim.Task subclass in {module_name}, "
+                         f"got {type(cls).__name__ if cls is not None else 'nothing'} for {class_name!r}")
+    _TASKS[task_id] = cls
+    return cls
+
+
 def get_task(task_id: str) -> type[Task]:
+    """The Task class of a registered id, or of 'package.module:TaskClass'."""
+    if not isinstance(task_id, str):
+        raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
     if task_id not in _TASKS:
         _discover()
         if task_id in _ENTRY_POINTS:
             _TASKS[task_id] = _ENTRY_POINTS[task_id].load()
+        elif ":" in task_id:
+            return _task_from_path(task_id)
     if task_id not in _TASKS:
-        raise ValueError(f"task_id must be one of {list_tasks()}, got {task_id!r}")
+        raise ValueError(f"task_id must be one of {list_tasks()}, got {task_id!r}. {VISIBILITY_HINT}")
     return _TASKS[task_id]
 
 
-def make(task_id: str, **kwargs):
-    """Build a BaseEnv for `task_id`; kwargs as BaseEnv.__init__ (num_envs, obs_mode, ...)."""
+def import_modules(names: list[str] | None) -> None:
+    """Import each named module (its @register_task classes register themselves)."""
+    for name in names or []:
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            raise ValueError(f"--import must name an importable module, got {name!r} ({err})") from None
+
+
+def make(task_id: "str | type[Task]", **kwargs):
+    """Build a BaseEnv for `task_id` (a registered id, 'package.module:TaskClass', or a Task
+    subclass itself); kwargs as BaseEnv.__init__ (num_envs, obs_mode, ...) plus the task's
+    own parameters (Task.parameters)."""
     from robosim.envs.base_env import BaseEnv
 
-    return BaseEnv(get_task(task_id), **kwargs)
+    task = task_id if isinstance(task_id, type) and issubclass(task_id, Task) else get_task(task_id)
+    return BaseEnv(task, **kwargs)
 
 
 def register_gym_ids() -> None:

@@ -48,8 +48,38 @@ class Task:
         CameraConfig.looking_at("base_camera", eye=(0.3, 0.0, 0.6), target=(-0.1, 0.0, 0.1)),
     )
 
-    def __init__(self, env: "BaseEnv"):
+    # keyword parameters users pass through make(task_id, name=value): {name: default};
+    # each becomes an attribute of the task instance (self.name)
+    parameters: dict[str, Any] = {}
+    # the task's default render_mode="rgb_array" view (keys of robosim.sensors.camera.
+    # HumanViewConfig: target_position, distance, yaw, pitch, ...); make's
+    # render_camera and `robosim eval --camera` override it key by key
+    human_camera: dict[str, Any] = {}
+
+    def __init__(self, env: "BaseEnv", **params: Any):
         self.env = env
+        for name, value in {**self.parameters, **params}.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def check_parameters(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """Validate make()'s extra keyword arguments against `parameters`; returns them.
+
+        Raises ValueError for an unknown name and TypeError for a value whose type does
+        not match the default's (an int is accepted for a float)."""
+        unknown = sorted(set(given) - set(cls.parameters))
+        if unknown:
+            accepted = sorted(cls.parameters) or "none"
+            raise ValueError(f"{cls.__name__} does not take the keyword argument(s) {unknown}; "
+                             f"its task parameters are {accepted} (plus robosim.make's own arguments)")
+        for name, value in given.items():
+            default = cls.parameters[name]
+            expected = (int, float) if isinstance(default, float) else type(default)
+            if default is not None and (isinstance(value, bool) != isinstance(default, bool)
+                                        or not isinstance(value, expected)):
+                raise TypeError(f"task parameter {name} of {cls.__name__} must be a {type(default).__name__} "
+                                f"(default {default!r}), got {value!r}")
+        return dict(given)
 
     @property
     def num_envs(self) -> int:
@@ -113,4 +143,5 @@ class Task:
 
     def solution_policy(self) -> "Any":
         """A scripted policy object with `__call__(env) -> action (N, A)` (optional)."""
-        raise NotImplementedError(f"{type(self).__name__} has no scripted solution")
+        raise NotImplementedError(f"{type(self).__name__} has no scripted solution (solution_policy); "
+                                  "evaluate it with --policy robosim.record.policies:random or your own module:factory")
