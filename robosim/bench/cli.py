@@ -42,6 +42,8 @@ def add_bench_command(subparsers) -> argparse.ArgumentParser:
                    help="timed seconds per block, at least (default: 1.5; quick: 0.35)")
     p.add_argument("--no-maniskill", action="store_true", help="skip the ManiSkill3 peer")
     p.add_argument("--no-reset-heavy", action="store_true", help="skip the reset-heavy row")
+    p.add_argument("--no-build-times", action="store_true",
+                   help="skip the build / reconfigure / full-reset times at N = 1, 16, 64, 256")
     p.add_argument("--seed", type=int, default=0, help="seed of the first block's reset (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
@@ -77,6 +79,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     doc = run(cfg, progress=not args.no_progress)
     print(format_report(doc))
+    if not args.no_build_times:
+        from robosim.bench.build_time import format_build_times, measure_build_times
+
+        sizes = (1, 2) if args.dry_run else (1, 16, 64, 256)
+        doc["build_times"] = measure_build_times(num_envs=sizes, repeats=1 if args.dry_run else 3,
+                                                 progress=not args.no_progress)
+        print(format_build_times(doc["build_times"]))
     path = args.json
     if path is None:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
