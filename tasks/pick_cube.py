@@ -32,6 +32,7 @@ def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) ->
 
 @register_task("PickCube-v1")
 class PickCubeTask(GoalPointMixin, Task):
+    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     max_episode_steps = 50
     max_dense_reward = 5.0
 
@@ -53,7 +54,7 @@ class PickCubeTask(GoalPointMixin, Task):
         obj_pos = self.cube.pose()[:, :3]
         obj_to_goal = (self.goal_pos - obj_pos).norm(dim=1)
         placed = obj_to_goal <= GOAL_THRESHOLD
-        static = qvel[:, :7].norm(dim=1) < 0.2
+        static = qvel[:, :self.robot.arm_dof].norm(dim=1) < 0.2
         return {
             "success": placed & static,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
