@@ -6,11 +6,13 @@ RolloutCollector   steps a torch vector env with any callable policy (Transition
 compute_gae        advantages/returns with explicit terminated/truncated boundaries
 ReplayBuffer       off-policy storage, HER "future" relabeling via compute_reward
 save_policy, load_policy, flatten_obs   torch.export policy checkpoints with their layout
+RunLog             CSV, JSON and PNG learning curves of a training run
 """
 from robosim.rollout.checkpoint import flatten_obs, load_policy, save_policy
 from robosim.rollout.collector import Rollout, RolloutCollector, Transition
 from robosim.rollout.gae import compute_gae
 from robosim.rollout.replay_buffer import ReplayBuffer
+from robosim.rollout.run_log import RunLog
 
-__all__ = ["ReplayBuffer", "Rollout", "RolloutCollector", "Transition", "compute_gae", "flatten_obs",
+__all__ = ["ReplayBuffer", "Rollout", "RunLog", "RolloutCollector", "Transition", "compute_gae", "flatten_obs",
            "load_policy", "save_policy"]

@@ -8,12 +8,15 @@ so any env can run it without the learner's code and a mismatched env is refused
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 from typing import Any, Callable
 
 import gymnasium as gym
 import torch
+
+from robosim.record.files import write_bytes_atomic
 
 FORMAT = "robosim-policy-v1"
 ENV_VAR = "ROBOSIM_POLICY"
@@ -71,9 +74,9 @@ def save_policy(path: str | os.PathLike, actor: torch.nn.Module, env: Any, extra
         program = torch.export.export(actor.cpu(), (example,), dynamic_shapes=({0: torch.export.Dim("batch", min=1)},))
     actor.to(device).train(was_training)
     meta = {"format": FORMAT, "layout": layout, "extra": extra or {}}
-    tmp = f"{os.fspath(path)}.partial"
-    torch.export.save(program, tmp, extra_files={"robosim.json": json.dumps(meta)})
-    os.replace(tmp, path)
+    data = io.BytesIO()
+    torch.export.save(program, data, extra_files={"robosim.json": json.dumps(meta)})
+    write_bytes_atomic(os.fspath(path), data.getvalue())
 
 
 def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tensor]:
