@@ -100,11 +100,17 @@ class BatchRandom:
         u = _srl(self._words(n), 11).to(torch.float64) * (2.0 ** -53)
         return u.reshape(len(self), *size)
 
+    def _param(self, value):
+        """Python numbers stay numbers (a scalar copied to the GPU would be a host sync)."""
+        if isinstance(value, (int, float)):
+            return float(value)
+        return torch.as_tensor(value, dtype=torch.float64, device=self.device)
+
     def uniform(self, low=0.0, high=1.0, size: tuple[int, ...] = ()) -> torch.Tensor:
         """float32 (M, *size) uniform in [low, high) (low/high: floats or tensors that
         broadcast to size)."""
         u = self._unit(_check_size(size))
-        low, high = (torch.as_tensor(v, dtype=torch.float64, device=self.device) for v in (low, high))
+        low, high = self._param(low), self._param(high)
         return (low + (high - low) * u).to(torch.float32)
 
     def normal(self, loc=0.0, scale=1.0, size: tuple[int, ...] = ()) -> torch.Tensor:
@@ -113,8 +119,7 @@ class BatchRandom:
         u = self._unit((2, *size))
         radius = torch.sqrt(-2.0 * torch.log1p(-u[:, 0]))      # 1 - u in (0, 1]: log is finite
         z = radius * torch.cos(2.0 * math.pi * u[:, 1])
-        loc, scale = (torch.as_tensor(v, dtype=torch.float64, device=self.device) for v in (loc, scale))
-        return (loc + scale * z).to(torch.float32)
+        return (self._param(loc) + self._param(scale) * z).to(torch.float32)
 
     def integers(self, low: int, high: int, size: tuple[int, ...] = ()) -> torch.Tensor:
         """int64 (M, *size) uniform in [low, high)."""
@@ -137,6 +142,9 @@ class EnvRandomStreams:
     def __init__(self, num_envs: int, device: torch.device | str = "cpu"):
         self.num_envs = num_envs
         self.device = torch.device(device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device must be one torch can use, got {self.device} with no CUDA GPU visible "
+                             "(sim_backend 'physx_cuda' needs a CUDA GPU; use 'physx_cpu')")
         entropy = int(np.random.SeedSequence().entropy % (2**62))
         self.base_seeds = torch.arange(num_envs, dtype=torch.int64, device=self.device) + entropy
         self.episode = torch.full((num_envs,), -1, dtype=torch.int64, device=self.device)

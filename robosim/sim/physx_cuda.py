@@ -1,28 +1,136 @@
-"""Backend `physx_cuda`: the same SimScene interface over SAPIEN's GPU PhysX.
+"""Backend `physx_cuda`: the SimScene interface over SAPIEN's GPU PhysX (PhysxGpuSystem).
 
-UNTESTED on the project machine (it has no CUDA GPU); written against SAPIEN 3.0's GPU
-API as ManiSkill3 uses it:
-  * every env is a sapien.Scene in ONE PhysxGpuSystem, placed with set_scene_offset;
-    GPU buffers then report poses in each sub-scene's own frame, so views subtract
-    nothing (origins are only used for building and cameras);
-  * after everything is built, `gpu_init()` allocates the buffers; body rows are found
-    by `gpu_pose_index` in `cuda_rigid_body_data` ([pose 7 | linear 3 | angular 3]),
-    articulation rows by `gpu_index` in the `cuda_articulation_*` (N_art, max_dof)
-    buffers;
-  * writes go into those torch views of the buffers and are pushed with the matching
-    `gpu_apply_*` call; `step()` fetches the buffers again after `px.step()`.
+How SAPIEN 3.0.3 wants it driven (checked against its sources and ManiSkill3 3.0.1's
+mani_skill/envs/scene.py and sapien_env.py):
+  * `sapien.physx.enable_gpu()` loads SAPIEN's PhysX GPU library and must run before
+    any PhysX object exists in the process (else "GPU PhysX can only be enabled once
+    before any other code involving PhysX"); `enable_physx_gpu` checks both and says
+    what to do. SAPIEN downloads the library on first use with no timeout: robosim
+    never lets it, and asks for it to be put in place instead.
+  * every env is one sapien.Scene in ONE PhysxGpuSystem, shifted by
+    `set_scene_offset`. Poses given before `gpu_init()` and every pose in the GPU
+    buffers are in the sub-scene's own frame, so `origins` are zero here (builders
+    and cameras add nothing) and the grid offsets live only in `scene_offsets`.
+  * buffers: `cuda_rigid_body_data` rows [pose 7 | linear vel 3 | angular vel 3] at
+    each body's (and articulation link's) `gpu_pose_index`; `cuda_articulation_*`
+    (N_art, max_dof) rows at `gpu_index`. A write edits the torch view of a buffer and
+    pushes ALL its rows with `gpu_apply_*`, so the buffer is fetched first if a step
+    made it stale; reads fetch lazily, at most once per kind after a step: one
+    control step of several substeps costs one fetch per quantity that is read.
+  * GPU PhysX never writes poses back to the entities: cameras render through a
+    RenderSystemGroup that reads poses straight from `cuda_rigid_body_data`.
+Everything a view returns is a CUDA tensor; indices stay on the device, so the step
+path issues no host synchronization from robosim's side.
 """
 from __future__ import annotations
 
 import math
+import platform
+from pathlib import Path
 
 import sapien
 import torch
 
 from robosim.sim.scene import SimScene
-from robosim.sim.views import POSE_DIM, ActorView, ArticulationView
+from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ActorView, ArticulationView
 
-GPU_SPACING = 4.0  # m between sub-scene origins
+GPU_SPACING = 4.0   # m between neighbouring sub-scene offsets (grid centred on 0)
+_LIB_URL = "https://github.com/sapien-sim/physx-precompiled/releases/download/{v}/linux-so.zip"
+
+
+def physx_gpu_library() -> Path:
+    """Where SAPIEN 3.0.3 loads its PhysX GPU library from (~/.sapien/physx/<version>)."""
+    return Path.home() / ".sapien" / "physx" / sapien.physx.version() / "libPhysXGpu_64.so"
+
+
+def physx_gpu_library_url() -> str:
+    return _LIB_URL.format(v=sapien.physx.version())
+
+
+def enable_physx_gpu() -> None:
+    """Enable GPU PhysX for this process, or raise a RuntimeError/ValueError saying why
+    it cannot and what to do. Idempotent."""
+    if sapien.physx.is_gpu_enabled():
+        return
+    if not torch.cuda.is_available():
+        raise ValueError("sim_backend 'physx_cuda' needs a CUDA GPU; none is visible to torch (use 'physx_cpu')")
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise RuntimeError(f"physx_cuda is supported on Linux x86_64 only, got {platform.system()} {platform.machine()}")
+    lib = physx_gpu_library()
+    if not lib.exists():
+        raise RuntimeError(
+            f"physx_cuda needs SAPIEN's PhysX GPU library at {lib}, which is missing: download "
+            f"{physx_gpu_library_url()} and unzip it into {lib.parent} (scripts/gpu_check.sh does this "
+            f"on a machine with internet access)")
+    try:
+        sapien.physx.enable_gpu()
+    except RuntimeError as err:
+        if "only be enabled once" in str(err):
+            raise RuntimeError(
+                "physx_cuda must be the first use of PhysX in this process, but a PhysX object already "
+                "exists (any physx_cpu env, even a closed one, keeps PhysX alive): build the physx_cuda env "
+                "before any physx_cpu env, or in a fresh process") from err
+        raise
+
+
+_AUTO: dict[str, bool] = {}
+
+
+def cuda_backend_usable() -> bool:
+    """True when physx_cuda works in this process: a CUDA GPU, the PhysX GPU library in
+    place, and GPU PhysX enabled (this call enables it if no PhysX object exists yet)."""
+    if "ok" not in _AUTO:
+        try:
+            enable_physx_gpu()
+            _AUTO["ok"] = True
+        except (RuntimeError, ValueError):
+            _AUTO["ok"] = False
+    return _AUTO["ok"]
+
+
+def scene_offsets(num_envs: int) -> torch.Tensor:
+    """float64 (N, 3) world offsets of the sub-scenes: a square grid centred on 0, z = 0."""
+    side = math.ceil(math.sqrt(num_envs))
+    idx = torch.arange(num_envs, dtype=torch.float64)
+    x = GPU_SPACING * (idx % side - side // 2)
+    y = GPU_SPACING * (torch.div(idx, side, rounding_mode="floor") - side // 2)
+    return torch.stack([x, y, torch.zeros_like(x)], dim=1)
+
+
+class GpuBuffers:
+    """The GPU system's buffers with lazy fetching: `get(kind)` returns the torch view of
+    a buffer, fetched once since the last `stale()` (one call per physics step)."""
+
+    _FETCH = {
+        "rigid": "gpu_fetch_rigid_dynamic_data",
+        "link": "gpu_fetch_articulation_link_pose",
+        "qpos": "gpu_fetch_articulation_qpos",
+        "qvel": "gpu_fetch_articulation_qvel",
+    }
+
+    def __init__(self, physx: sapien.physx.PhysxGpuSystem):
+        self.physx = physx
+        self.fresh: set[str] = set()
+        self.fetch_calls = 0   # counted for the tests' fetch-once-per-step check
+
+    def stale(self) -> None:
+        self.fresh.clear()
+
+    def fetch(self, kind: str) -> None:
+        if kind not in self.fresh:
+            getattr(self.physx, self._FETCH[kind])()
+            self.fetch_calls += 1
+            self.fresh.add(kind)
+
+    def rigid(self) -> torch.Tensor:
+        """float32 (bodies, 13) view of cuda_rigid_body_data: dynamic bodies' rows current."""
+        self.fetch("rigid")
+        return self.physx.cuda_rigid_body_data.torch()
+
+    def links(self) -> torch.Tensor:
+        """The same buffer with the articulation links' pose rows current."""
+        self.fetch("link")
+        return self.physx.cuda_rigid_body_data.torch()
 
 
 def _rows(env_idx: torch.Tensor | None, index: torch.Tensor) -> torch.Tensor:
@@ -30,129 +138,167 @@ def _rows(env_idx: torch.Tensor | None, index: torch.Tensor) -> torch.Tensor:
 
 
 class CudaActorView(ActorView):
-    """ActorView reading and writing `cuda_rigid_body_data` (local frame)."""
+    """ActorView over `cuda_rigid_body_data` rows (env frame = sub-scene frame)."""
 
-    def bind(self, physx: sapien.physx.PhysxGpuSystem, device: torch.device) -> None:
-        self.physx, self.device = physx, device
+    def bind(self, buffers: GpuBuffers, device: torch.device) -> None:
+        self.buffers, self.device = buffers, device
         self.index = torch.tensor([b.gpu_pose_index for b in self.bodies], device=device, dtype=torch.long)
 
-    def _data(self) -> torch.Tensor:
-        return self.physx.cuda_rigid_body_data.torch()
-
     def pose(self) -> torch.Tensor:
-        return self._data()[self.index, :POSE_DIM].clone()
+        return self.buffers.rigid()[self.index, :POSE_DIM]
+
+    def _write(self, cols: slice, value: torch.Tensor, env_idx) -> None:
+        data = self.buffers.rigid()     # current rows: the apply below pushes all of them
+        data[_rows(env_idx, self.index), cols] = value.to(self.device, torch.float32)
+        self.buffers.physx.gpu_apply_rigid_dynamic_data()
 
     def set_pose(self, pose, env_idx=None):
-        self._data()[_rows(env_idx, self.index), :POSE_DIM] = pose.to(self.device)
-        self.physx.gpu_apply_rigid_dynamic_data()
+        self._write(slice(0, POSE_DIM), pose, env_idx)
 
     def velocity(self) -> torch.Tensor:
         if self.kinematic:
-            return torch.zeros(len(self.entities), 6, device=self.device)
-        return self._data()[self.index, POSE_DIM:POSE_DIM + 6].clone()
+            return torch.zeros(len(self.entities), VELOCITY_DIM, device=self.device)
+        return self.buffers.rigid()[self.index, POSE_DIM:POSE_DIM + VELOCITY_DIM]
 
     def set_velocity(self, velocity, env_idx=None):
-        if self.kinematic:
-            return
-        self._data()[_rows(env_idx, self.index), POSE_DIM:POSE_DIM + 6] = velocity.to(self.device)
-        self.physx.gpu_apply_rigid_dynamic_data()
+        if not self.kinematic:
+            self._write(slice(POSE_DIM, POSE_DIM + VELOCITY_DIM), velocity, env_idx)
 
 
 class CudaArticulationView(ArticulationView):
-    """ArticulationView over the `cuda_articulation_*` buffers."""
+    """ArticulationView over the `cuda_articulation_*` buffers (fixed-base robots)."""
 
-    def bind(self, physx: sapien.physx.PhysxGpuSystem, device: torch.device) -> None:
-        self.physx, self.device = physx, device
+    def bind(self, buffers: GpuBuffers, device: torch.device) -> None:
+        self.buffers, self.device = buffers, device
+        px = buffers.physx
         self.index = torch.tensor([a.gpu_index for a in self.articulations], device=device, dtype=torch.long)
+        # (dof,) link rows per env: links[k] of env i sits at link_index[i, k]
+        self.link_index = torch.tensor([[l.gpu_pose_index for l in links] for links in self.links],
+                                       device=device, dtype=torch.long)
+        self._targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
+        self._limits = ArticulationView.qlimits(self).to(device)
 
-    def _read(self, buffer) -> torch.Tensor:
-        return buffer.torch()[self.index, :self.dof].clone()
-
-    def _write(self, buffer, value, env_idx, apply) -> None:
-        buffer.torch()[_rows(env_idx, self.index), :self.dof] = value.to(self.device)
-        apply()
+    def qlimits(self) -> torch.Tensor:
+        return self._limits.clone()
 
     def qpos(self):
-        return self._read(self.physx.cuda_articulation_qpos)
+        self.buffers.fetch("qpos")
+        return self.buffers.physx.cuda_articulation_qpos.torch()[self.index, :self.dof]
 
     def qvel(self):
-        return self._read(self.physx.cuda_articulation_qvel)
+        self.buffers.fetch("qvel")
+        return self.buffers.physx.cuda_articulation_qvel.torch()[self.index, :self.dof]
 
     def drive_targets(self):
-        return self._read(self.physx.cuda_articulation_target_qpos)
+        return self._targets.clone()
 
     def set_qpos(self, qpos, env_idx=None):
-        self._write(self.physx.cuda_articulation_qpos, qpos, env_idx, self.physx.gpu_apply_articulation_qpos)
-        self.physx.gpu_update_articulation_kinematics()
+        px = self.buffers.physx
+        self.buffers.fetch("qpos")
+        px.cuda_articulation_qpos.torch()[_rows(env_idx, self.index), :self.dof] = qpos.to(self.device, torch.float32)
+        px.gpu_apply_articulation_qpos()
+        px.gpu_update_articulation_kinematics()
+        self.buffers.fresh.discard("link")
 
     def set_qvel(self, qvel, env_idx=None):
-        self._write(self.physx.cuda_articulation_qvel, qvel, env_idx, self.physx.gpu_apply_articulation_qvel)
+        px = self.buffers.physx
+        self.buffers.fetch("qvel")
+        px.cuda_articulation_qvel.torch()[_rows(env_idx, self.index), :self.dof] = qvel.to(self.device, torch.float32)
+        px.gpu_apply_articulation_qvel()
 
     def set_drive_targets(self, targets, env_idx=None):
-        self._write(self.physx.cuda_articulation_target_qpos, targets, env_idx,
-                    self.physx.gpu_apply_articulation_target_position)
+        """PD targets (M, dof); the target buffer is written by robosim alone, so its other
+        rows are always current and need no fetch."""
+        targets = targets.to(self.device, torch.float32)
+        if env_idx is None:
+            self._targets.copy_(targets)
+        else:
+            self._targets[env_idx.to(self.device)] = targets
+        px = self.buffers.physx
+        px.cuda_articulation_target_qpos.torch()[_rows(env_idx, self.index), :self.dof] = targets
+        px.gpu_apply_articulation_target_position()
 
     def root_pose(self):
-        raise NotImplementedError("root poses of GPU articulations are not exposed (fixed-base robots only)")
+        raise NotImplementedError("floating-base articulations are not supported on physx_cuda yet")
 
     def set_root_pose(self, pose, env_idx=None):
-        # fixed-base robots: the root is placed at build time through the builder pose
-        if not self.fixed_root:
-            raise NotImplementedError("floating-base articulations are not supported on physx_cuda yet")
+        # a fixed base is placed through the builder at build time: SAPIEN ignores the
+        # sub-scene offset in a later root-pose write
+        raise NotImplementedError("physx_cuda places a fixed-base robot at build time only")
 
-    def link_pose(self, link_name):
-        raise NotImplementedError("use the robot's forward kinematics on physx_cuda")
+    def link_pose(self, link_name: str) -> torch.Tensor:
+        """float32 (N, 7) pose of one link in the env frame, as PhysX computed it."""
+        k = self.link_names.index(link_name)
+        return self.buffers.links()[self.link_index[:, k], :POSE_DIM]
 
 
 class CudaSimScene(SimScene):
-    """SimScene on one PhysxGpuSystem (see the module docstring; untested here)."""
+    """SimScene on one PhysxGpuSystem (see the module docstring)."""
 
     backend = "physx_cuda"
     actor_view_class = CudaActorView
     articulation_view_class = CudaArticulationView
 
-    def __init__(self, num_envs: int, sim_freq: int, physics=None):
-        if not torch.cuda.is_available():
-            raise ValueError("sim_backend 'physx_cuda' needs a CUDA GPU; none is visible (use 'physx_cpu')")
-        super().__init__(num_envs, sim_freq, physics)
-        self.device = torch.device("cuda")
-        self._origins32[:] = 0.0  # GPU buffers are already in each sub-scene's frame
+    def __init__(self, num_envs: int, sim_freq: int, physics=None, render: bool = True):
+        enable_physx_gpu()      # before the first PhysX object of the process
+        self.scene_offsets = scene_offsets(num_envs)
+        super().__init__(num_envs, sim_freq, physics, render=render)
+        self.device = torch.device("cuda", torch.cuda.current_device())
+        self.buffers: GpuBuffers | None = None
+        self.render_group = None
 
     def _env_origins(self, num_envs: int) -> torch.Tensor:
-        side = math.ceil(math.sqrt(num_envs))
-        idx = torch.arange(num_envs, dtype=torch.float64)
-        x = GPU_SPACING * (idx % side)
-        y = GPU_SPACING * torch.div(idx, side, rounding_mode="floor")
-        return torch.stack([x, y, torch.zeros_like(x)], dim=1)
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        return torch.zeros(num_envs, 3, dtype=torch.float64)   # env frame = sub-scene frame
 
     def _make_physx_system(self):
         return sapien.physx.PhysxGpuSystem(device="cuda")
 
-    def _make_sub_scene(self, env_index: int) -> sapien.Scene:
-        scene = super()._make_sub_scene(env_index)
-        self.physx.set_scene_offset(scene, self.origins[env_index].tolist())
+    def _make_sub_scene(self, env_index: int, render_device: str | None = None) -> sapien.Scene:
+        # render device = PhysX device, so the render group reads the pose buffer in place
+        scene = super()._make_sub_scene(env_index, f"cuda:{torch.cuda.current_device()}")
+        self.physx.set_scene_offset(scene, self.scene_offsets[env_index].tolist())
         return scene
 
-    def add_ground(self, altitude: float = 0.0, color=(0.86, 0.84, 0.8, 1.0)) -> None:
-        for scene in self.sub_scenes:  # each sub-scene is its own collision world on the GPU
-            scene.add_ground(altitude, render=True, render_half_size=[1.6, 1.6])
-
     def finalize(self) -> None:
+        """Allocate the GPU buffers, bind the views, start from rest (ManiSkill's _setup)."""
         self.physx.gpu_init()
+        self.buffers = GpuBuffers(self.physx)
         for view in self._views():
-            view.bind(self.physx, self.device)
-        self._fetch()
+            view.bind(self.buffers, self.device)
+        px = self.physx
+        px.cuda_rigid_body_data.torch()[:, POSE_DIM:] = 0.0
+        px.cuda_articulation_qvel.torch()[:] = 0.0
+        px.gpu_apply_rigid_dynamic_data()
+        px.gpu_apply_articulation_qvel()
+        px.gpu_update_articulation_kinematics()
+        self.buffers.stale()
+        if self.render:
+            self._setup_render_group()
 
-    def _fetch(self) -> None:
-        self.physx.gpu_fetch_rigid_dynamic_data()
-        self.physx.gpu_fetch_articulation_qpos()
-        self.physx.gpu_fetch_articulation_qvel()
-        self.physx.gpu_fetch_articulation_target_qpos()
+    def _setup_render_group(self) -> None:
+        """Render shapes follow their body's row of cuda_rigid_body_data; static bodies
+        keep their build-time pose."""
+        for scene in self.sub_scenes:
+            for entity in scene.entities:
+                body = entity.find_component_by_type(sapien.physx.PhysxRigidBodyComponent)
+                render = entity.find_component_by_type(sapien.render.RenderBodyComponent)
+                if render is None or body is None or isinstance(body, sapien.physx.PhysxRigidStaticComponent):
+                    continue
+                for shape in render.render_shapes:
+                    shape.set_gpu_pose_batch_index(body.gpu_pose_index)
+        self.render_group = sapien.render.RenderSystemGroup([s.render_system for s in self.sub_scenes])
+        self.render_group.set_cuda_poses(self.physx.cuda_rigid_body_data)
 
     def step(self) -> None:
         self.physx.step()
-        self._fetch()
+        self.buffers.stale()
+        self.read_cache.invalidate()
 
-    def update_render(self, env_idx=None) -> None:
-        self.physx.sync_poses_gpu_to_cpu()
-        super().update_render(env_idx)
+    def update_render(self, env_idx: torch.Tensor | None = None) -> None:
+        """Render worlds of all envs take their poses from the GPU buffers (env_idx is
+        accepted for the CPU signature; the group always updates every env)."""
+        self.buffers.rigid()
+        self.buffers.links()
+        self.render_group.update_render()

@@ -31,9 +31,22 @@ def resolve_backend(sim_backend: str) -> str:
     """Map "auto" to physx_cuda when CUDA is available, else physx_cpu."""
     if sim_backend not in SIM_BACKENDS:
         raise ValueError(f"sim_backend must be one of {SIM_BACKENDS}, got {sim_backend!r}")
-    if sim_backend == "auto":
-        return "physx_cuda" if torch.cuda.is_available() else "physx_cpu"
+    if sim_backend == "auto":   # CUDA only where GPU PhysX can really start in this process
+        from robosim.sim.physx_cuda import cuda_backend_usable
+
+        return "physx_cuda" if torch.cuda.is_available() and cuda_backend_usable() else "physx_cpu"
     return sim_backend
+
+
+class _PhysicsOnlyScene(sapien.Scene):
+    """A sub-scene with no render system: builders still describe visuals (tasks and
+    robots need not know), and their render components are dropped as entities arrive."""
+
+    def add_entity(self, entity: sapien.Entity) -> None:
+        for component in list(entity.components):
+            if isinstance(component, sapien.render.RenderBodyComponent):
+                entity.remove_component(component)
+        super().add_entity(entity)
 
 
 class SimScene(SceneBuilding):
@@ -49,8 +62,9 @@ class SimScene(SceneBuilding):
     actor_view_class = ActorView
     articulation_view_class = ArticulationView
 
-    def __init__(self, num_envs: int, sim_freq: int, physics: PhysicsConfig | None = None):
+    def __init__(self, num_envs: int, sim_freq: int, physics: PhysicsConfig | None = None, render: bool = True):
         self.num_envs = num_envs
+        self.render = render     # False: no render system at all (state-only envs need no Vulkan)
         self.sim_freq = sim_freq
         self.physics_config = PhysicsConfig() if physics is None else physics
         self.physics_config.apply(num_envs)
@@ -71,8 +85,10 @@ class SimScene(SceneBuilding):
     def _make_physx_system(self) -> sapien.physx.PhysxSystem:
         return sapien.physx.PhysxCpuSystem()
 
-    def _make_sub_scene(self, env_index: int) -> sapien.Scene:
-        scene = sapien.Scene([self.physx, sapien.render.RenderSystem()])
+    def _make_sub_scene(self, env_index: int, render_device: str | None = None) -> sapien.Scene:
+        if not self.render:
+            return _PhysicsOnlyScene([self.physx])
+        scene = sapien.Scene([self.physx, sapien.render.RenderSystem(render_device)])
         scene.set_ambient_light([0.35, 0.35, 0.35])
         scene.add_directional_light([0.3, 0.5, -1.0], [0.9, 0.9, 0.9], shadow=False)
         return scene
@@ -81,6 +97,8 @@ class SimScene(SceneBuilding):
         """One collision plane shared by all envs, plus a visual floor in each env."""
         first = self.sub_scenes[0]
         first.add_ground(altitude, render=False)
+        if not self.render:
+            return
         for i, scene in enumerate(self.sub_scenes):
             builder = scene.create_actor_builder()
             builder.add_box_visual(
@@ -187,9 +205,11 @@ class SimScene(SceneBuilding):
 
 
 def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
-                     physics: PhysicsConfig | None = None, isolation: str = "shared") -> SimScene:
+                     physics: PhysicsConfig | None = None, isolation: str = "shared",
+                     render: bool = True) -> SimScene:
     """Construct the SimScene for a backend name ("auto" resolved here); isolation
-    "separate" gives every env its own PhysX system (robosim.sim.isolation)."""
+    "separate" gives every env its own PhysX system (robosim.sim.isolation); render=False
+    builds no render system (no cameras possible, no Vulkan needed)."""
     backend = resolve_backend(sim_backend)
     if isolation != "shared":
         from robosim.sim.isolation import IsolatedSimScene, check_isolation
@@ -199,5 +219,5 @@ def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
     if backend == "physx_cuda":
         from robosim.sim.physx_cuda import CudaSimScene
 
-        return CudaSimScene(num_envs, sim_freq, physics)
-    return SimScene(num_envs, sim_freq, physics)
+        return CudaSimScene(num_envs, sim_freq, physics, render=render)
+    return SimScene(num_envs, sim_freq, physics, render=render)
