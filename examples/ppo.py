@@ -1,7 +1,7 @@
 """PPO on robosim in one file (CleanRL's shape over robosim.rollout).
 
     python examples/ppo.py --task Reach-v1 --num-envs 32 --total-steps 150000 --out runs/ppo_reach
-    ROBOSIM_POLICY=runs/ppo_reach/policy.pt robosim eval --task Reach-v1 \\
+    ROBOSIM_POLICY=runs/ppo_reach/policy.pt robosim eval Reach-v1 \\
         --policy robosim.rollout.checkpoint:from_env_var --episodes 20 --video runs/ppo_reach/eval.mp4
 
 Observations go through NormalizeVecEnv; the collector fills (T, N, ...) buffers; GAE

@@ -2,7 +2,7 @@
 robosim.rollout).
 
     python examples/sac.py --task Reach-v1 --num-envs 4 --total-steps 20000 --out runs/sac_reach
-    ROBOSIM_POLICY=runs/sac_reach/policy.pt robosim eval --task Reach-v1 \\
+    ROBOSIM_POLICY=runs/sac_reach/policy.pt robosim eval Reach-v1 \\
         --policy robosim.rollout.checkpoint:from_env_var --episodes 20 --video runs/sac_reach/eval.mp4
 
 The collector steps N envs (SAME_STEP autoreset) and hands each vector step to a

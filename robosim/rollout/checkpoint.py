@@ -3,7 +3,7 @@ plus the layout it was trained on (task, robot, control mode, obs keys and shape
 so any env can run it without the learner's code and a mismatched env is refused.
 
     save_policy("runs/ppo/policy.pt", actor, env)        # actor: torch.nn.Module
-    ROBOSIM_POLICY=runs/ppo/policy.pt robosim eval --task Reach-v1 \\
+    ROBOSIM_POLICY=runs/ppo/policy.pt robosim eval Reach-v1 \\
         --policy robosim.rollout.checkpoint:from_env_var --video out.mp4
 """
 from __future__ import annotations
