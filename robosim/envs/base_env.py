@@ -17,10 +17,12 @@ import torch
 
 from robosim.agents import CONTROL_MODES, Robot, get_robot_spec
 from robosim.envs import checks
+from robosim.envs.faults import FaultMonitor, check_state
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
 from robosim.envs.task import Task
 from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams
+from robosim.randomization.manager import EventManager
 from robosim.sensors.rig import CameraRig, RigSpec
 from robosim.sim import SIM_BACKENDS, PhysicsConfig, create_sim_scene, resolve_backend
 from robosim.sim.isolation import check_isolation
@@ -52,6 +54,8 @@ class BaseEnv(gym.Env):
         physics: PhysicsConfig | None = None,
         robot: str | None = None,
         physics_isolation: str = "shared",
+        seed: Any = None,
+        randomization: dict | None = None,
         **task_kwargs: Any,
     ):
         # task parameters (make("PickCube-v1", cube_half_size=0.03)): unknown names refused first
@@ -103,6 +107,11 @@ class BaseEnv(gym.Env):
         self.substeps = task.sim_freq // task.control_freq
         self.device = torch.device("cuda" if resolve_backend(sim_backend) == "physx_cuda" else "cpu")
         self._rng = EnvRandomStreams(self.num_envs, self.device)
+        # declared randomization events (robosim.randomization): task defaults + make's
+        self.randomization = EventManager(task.default_events, randomization, self.num_envs, 1.0 / task.control_freq)
+        if seed is not None:   # seeded from the first build on: assets of env i depend on (seed_i, build r)
+            self._rng.seed(checks.to_seeds("seed", seed, torch.arange(self.num_envs)), np.arange(self.num_envs))
+        self._build_seeds = self._rng.base_seeds.clone()
         self._saved_states: dict[int, torch.Tensor] = {}
         self._next_state_id = 0
         self._full_resets = 0
@@ -130,10 +139,14 @@ class BaseEnv(gym.Env):
         self.sim.add_ground()
         self.robot = self._robot_factory()
         self.robot.load(self.sim)
+        build = self._rng.builds
+        self.sim.object_modifiers = self.randomization.object_modifiers(self._rng.base_seeds, build)
         self.task.build_scene(self.sim, self._rng.next_build())
         self.sim.finalize()
+        self._faults = FaultMonitor(self.sim)   # per-env fault check after each step (envs/faults.py)
         self.cameras = CameraRig(self.sim, self._rig_spec)
         self.human_camera = self.cameras.human
+        self.randomization.after_build(self, self._rng.base_seeds, build)
 
     # -- reset -----------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
@@ -163,6 +176,10 @@ class BaseEnv(gym.Env):
         super().reset(seed=seeds[0] if seeds is not None else None)
         if seeds is not None:
             self._rng.seed(seeds, idx_np)
+            if not partial and self._randomizes_build and not torch.equal(self._build_seeds, self._rng.base_seeds):
+                self._rng.builds = 0     # assets of a seeded full reset: build 0 of the new seeds
+                self._build_seeds = self._rng.base_seeds.clone()
+                reconfigure = True
         if not partial:
             if self.reconfiguration_freq and self._full_resets % self.reconfiguration_freq == 0 and self._full_resets:
                 reconfigure = True
@@ -171,7 +188,10 @@ class BaseEnv(gym.Env):
             self._build()
         self.elapsed_steps[env_idx.to(self.device)] = 0
         self.task.initialize_episode(env_idx.to(self.device), self._rng.next_episode(idx_np))
+        self.randomization.on_reset(env_idx, self._rng.base_seeds, self._rng.episode)
+        self._faults.states_written()
         info = self._evaluate()
+        info["sim_fault"] = torch.zeros(self.num_envs, dtype=torch.int8, device=self.device)
         info["reconfigure"] = reconfigure
         obs = self._obs.build(info)
         if self._task_check.active:
@@ -187,10 +207,15 @@ class BaseEnv(gym.Env):
             action = checks.to_float_tensor("action", action, (self.num_envs, *self.single_action_space.shape), self.device)
             action = torch.clamp(action, self._action_low, self._action_high)
             self.robot.apply_action(action)
+        self.randomization.on_step(self.elapsed_steps, self._rng.base_seeds, self._rng.episode)
+        self._faults.before_physics()
         for _ in range(self.substeps):
             self.sim.step()
+        fault = self._faults.after_physics().to(self.device)   # faulted envs already restored
         self.elapsed_steps += 1
         info = self._evaluate()
+        info["sim_fault"] = fault                              # int8 code, faults.FAULT_NAMES
+        info["fail"] = info["fail"] | (fault > 0)
         obs = self._obs.build(info)
         reward = self._reward(info)
         if self._task_check.active:
@@ -237,8 +262,10 @@ class BaseEnv(gym.Env):
                else checks.to_env_index("env_idx", env_idx, self.num_envs, torch.device("cpu")))
         state = checks.to_float_tensor("state", state, (len(idx), self.state_dim), torch.device("cpu"))
         physics = self.sim.state_dim
+        check_state(self._faults.layout, state[:, :physics], idx)   # absurd values never reach PhysX
         self.sim.set_state(state[:, :physics], idx)
         self.task.set_task_state(state[:, physics:], idx)
+        self._faults.states_written()
 
     def save_state(self) -> int:
         """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym)."""
@@ -266,6 +293,12 @@ class BaseEnv(gym.Env):
         if self.render_mode == "sensors":
             return self.cameras.render_sensors()
         return self.human_camera.capture()
+
+    @property
+    def _randomizes_build(self) -> bool:
+        """True when a rebuild can give other assets: the task draws at build time, or a
+        "reconfigure" event is declared."""
+        return self.task.randomizes_build or self.randomization.randomizes_build
 
     def _check_open(self) -> None:
         if self.sim is None:

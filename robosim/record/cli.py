@@ -10,6 +10,7 @@ file appears under a final name (finished trajectory episodes stay recoverable w
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -24,6 +25,16 @@ def _size(text: str) -> tuple[int, int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 256x256, got {text!r}") from None
     return w, h
+
+
+def _camera(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r} ({err})")
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r}")
+    return value
 
 
 def _fail(command: str, err: Exception, status: int = 2) -> int:
@@ -45,11 +56,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_output_path("--trajectory", args.trajectory, TRAJECTORY_SUFFIXES)
         if args.episodes < 1 or args.num_envs < 1:
             raise ValueError(f"--episodes and --num-envs must be >= 1, got {args.episodes} and {args.num_envs}")
-        HumanViewConfig.from_user(None, args.render_size)
+        HumanViewConfig.from_user(args.camera, args.render_size)
         factory = load_policy_factory(args.policy)
         env = robosim.make(args.task, num_envs=args.num_envs, obs_mode=args.obs_mode,
                            control_mode=args.control_mode, sim_backend=args.sim_backend,
                            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
+                           render_camera=args.camera,
                            render_lod=args.render_lod, physics_isolation=args.physics_isolation)
     except (ValueError, TypeError) as err:
         return _fail("eval", err)
@@ -116,6 +128,10 @@ def add_eval_command(sub) -> None:
     p.add_argument("--sim-backend", default="physx_cpu", help="physics backend (default: physx_cpu)")
     p.add_argument("--render-size", type=_size, default=(256, 256), help="video tile size WxH (default 256x256)")
     p.add_argument("--render-lod", default="auto", help="auto | full | low (default: auto)")
+    p.add_argument("--camera", type=_camera, default=None, metavar="JSON",
+                   help="video camera, overriding the task's default view key by key, as JSON: "
+                        "'{\"yaw\": 90, \"pitch\": -25, \"distance\": 1.2, \"target_position\": [0, 0, 0.1]}' "
+                        "(orbit angles in degrees, m, env frame)")
     p.add_argument("--physics-isolation", default="shared", choices=["shared", "separate"],
                    help="shared: all envs in one PhysX system (fast); separate: one system per env, "
                         "each env bit-exact and replayable (default: shared)")

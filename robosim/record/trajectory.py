@@ -145,8 +145,18 @@ class TrajectoryWriter:
             raise ValueError(f"trajectory {self.path!r} is closed; episodes can no longer be added")
         name = f"episode_{self.episodes_written:05d}"
         data = h5_bytes(lambda h5: (_write_root_attrs(h5, self.header), _write_episode(h5, name, episode)))
-        write_bytes_atomic(os.path.join(self.parts_dir, name + ".h5"), data)
+        try:
+            write_bytes_atomic(os.path.join(self.parts_dir, name + ".h5"), data)
+        except OSError as err:
+            raise self._write_error(err) from err
         self.episodes_written += 1
+
+    def _write_error(self, err: OSError) -> OSError:
+        """The error to raise when a write fails: names the file and where the finished
+        episodes are kept."""
+        return OSError(err.errno, f"cannot write trajectory {self.path!r}: {err.strerror or err}; its "
+                                  f"{self.episodes_written} finished episodes are kept in {self.parts_dir!r} "
+                                  f"(`robosim recover {os.path.dirname(self.path)}` once the problem is fixed)")
 
     def close(self) -> None:
         """Add the running episodes (complete=False), merge everything into `path` and
@@ -165,10 +175,7 @@ class TrajectoryWriter:
         try:
             merge_parts(self.parts_dir, self.path)
         except OSError as err:
-            raise OSError(err.errno, f"cannot write trajectory {self.path!r} ({err.strerror or err}); its "
-                                     f"{self.episodes_written} finished episodes are kept in {self.parts_dir!r}: "
-                                     f"run `robosim recover {os.path.dirname(self.path)}` once the problem is "
-                                     f"fixed") from err
+            raise self._write_error(err) from err
 
     def discard(self) -> None:
         """Delete everything written; nothing appears under `path`."""

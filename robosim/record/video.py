@@ -12,6 +12,8 @@ frames), so after a SIGKILL the temporary file plays up to its last fragment and
 """
 from __future__ import annotations
 
+import errno
+import os
 from typing import Sequence
 
 import numpy as np
@@ -23,6 +25,43 @@ from robosim.sensors.tiling import draw_text, tile_grid
 VIDEO_SUFFIXES = (".mp4",)
 FRAGMENT_FRAMES = 20
 FRAGMENTED_MP4 = ["-movflags", "frag_keyframe+empty_moov", "-g", str(FRAGMENT_FRAMES)]
+
+
+def mp4_is_complete(path: str) -> bool:
+    """True when the top-level MP4 boxes of `path` tile the file exactly, a `moov` box is
+    present and, for a fragmented mp4, the closing `mfra` box was written."""
+    import struct
+
+    try:
+        size = os.path.getsize(path)
+        boxes, offset = [], 0
+        with open(path, "rb") as f:
+            while offset < size:
+                f.seek(offset)
+                head = f.read(16)
+                if len(head) < 8:
+                    return False
+                length, kind = struct.unpack(">I4s", head[:8])
+                if length == 1:
+                    length = struct.unpack(">Q", head[8:16])[0] if len(head) == 16 else 0
+                elif length == 0:
+                    length = size - offset
+                if length < 8:
+                    return False
+                boxes.append(kind)
+                offset += length
+    except OSError:
+        return False
+    return offset == size and b"moov" in boxes and (b"moof" not in boxes or boxes[-1] == b"mfra")
+
+
+def _free_space(path: str) -> str:
+    try:
+        st = os.statvfs(os.path.dirname(path))
+    except OSError as err:
+        return err.strerror or str(err)
+    free = st.f_bavail * st.f_frsize
+    return "No space left on device" if free < 64 * 1024 else f"write error; {free} bytes free"
 
 
 class VideoWriter:
@@ -46,6 +85,12 @@ class VideoWriter:
             self._writer = None
         elif self.frames_written == 0:
             self._write_placeholder()
+        else:
+            return
+        # imageio does not report ffmpeg's exit status: check the file's structure instead
+        if not mp4_is_complete(self._file.tmp_path):
+            raise OSError(errno.EIO, f"cannot write video {self.path!r}: ffmpeg could not finish the file "
+                                     f"({_free_space(self._file.tmp_path)}); no file was written")
 
     def _write_placeholder(self) -> None:
         """An mp4 with no frame cannot be played; one black frame marks an empty run."""

@@ -174,15 +174,15 @@ class RecordEpisode:
         if self.closed:
             return
         self.closed = True
-        try:
-            if self.trajectory is not None:
-                self.trajectory.close()
-        finally:
-            try:
-                if self.video is not None:
-                    self.video.close()
-            finally:
-                self.env.close()
+        errors = []   # every closer runs; the first error (the root cause) is raised
+        for closer in (self.trajectory, self.video, self.env):
+            if closer is not None:
+                try:
+                    closer.close()
+                except BaseException as err:
+                    errors.append(err)
+        if errors:
+            raise errors[0]
 
     def __enter__(self) -> "RecordEpisode":
         return self

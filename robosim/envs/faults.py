@@ -1,0 +1,143 @@
+"""Per-env fault detection and containment, and validation of states written from outside.
+
+After every control step `FaultMonitor.after_physics()` checks each env's physics state
+(one batched pass over the (N, S) tensor the step reads anyway) for:
+  1 NON_FINITE   a NaN/inf anywhere in the state
+  2 RUNAWAY      a linear speed above MAX_LINEAR_SPEED m/s, an angular speed above
+                 MAX_ANGULAR_SPEED rad/s or a joint speed above MAX_JOINT_SPEED
+  3 OUTSIDE_CELL a body's position outside its env's cell (|x|, |y| > CELL_HALF m or
+                 z outside [-CELL_HALF, CELL_HEIGHT] m, env frame)
+A faulted env gets its last valid physics state back (the state it had after the last
+step that passed the check, or after its reset / set_state) before anything else runs,
+and the step reports info["sim_fault"] (int8 (N,) code, FAULT_NAMES[code] names it) and
+info["fail"] True for it. With physics_isolation="separate" nothing of a faulted env can
+reach the others. In the shared system a fault that arises inside a control step can
+reach other envs during that step's remaining substeps (PhysX steps them together).
+
+`check_state` refuses, before anything is written, a state with a non-finite value, a
+quaternion whose norm is not 1 (within QUAT_NORM_TOL), joint positions outside the
+limits by more than JOINT_LIMIT_MARGIN, speeds above the runaway limits, or a
+position outside the cell.
+"""
+from __future__ import annotations
+
+import torch
+
+from robosim.sim.layout import GRID_SPACING
+
+NONE, NON_FINITE, RUNAWAY, OUTSIDE_CELL = 0, 1, 2, 3
+FAULT_NAMES = ("none", "non-finite state", "runaway velocity", "body outside its cell")
+MAX_LINEAR_SPEED = 50.0      # m/s
+MAX_ANGULAR_SPEED = 500.0    # rad/s
+MAX_JOINT_SPEED = 100.0      # rad/s or m/s
+CELL_HALF = GRID_SPACING / 2  # m
+CELL_HEIGHT = 3.0            # m
+QUAT_NORM_TOL = 1e-2
+JOINT_LIMIT_MARGIN = 0.1     # rad or m
+
+
+class StateLayout:
+    """Column indices of the physics state (N, S) of a SimScene: positions (K, 3),
+    quaternions (Q, 4), linear / angular velocities (3 each) and joint blocks."""
+
+    def __init__(self, sim):
+        pos, quat, lin, ang, qpos, qvel, low, high = [], [], [], [], [], [], [], []
+        start = 0
+        for view in sim._views():
+            pos.append(list(range(start, start + 3)))
+            quat.append(list(range(start + 3, start + 7)))
+            if hasattr(view, "dof"):                 # articulation: root pose, qpos, qvel, targets
+                d = view.dof
+                qpos += range(start + 7, start + 7 + d)
+                qvel += range(start + 7 + d, start + 7 + 2 * d)
+                limits = view.qlimits_per_env()      # (N, dof, 2)
+                low.append(limits[..., 0])
+                high.append(limits[..., 1])
+            elif not view.kinematic:                 # dynamic actor: pose, linear, angular velocity
+                lin.append(list(range(start + 7, start + 10)))
+                ang.append(list(range(start + 10, start + 13)))
+            start += view.state_dim
+        self.state_dim = start
+        self.names = [view.name for view in sim._views()]
+        self.pos, self.lin, self.ang = (torch.tensor(rows, dtype=torch.long).reshape(len(rows), 3)
+                                        for rows in (pos, lin, ang))
+        self.quat = torch.tensor(quat, dtype=torch.long).reshape(len(quat), 4)
+        self.qpos, self.qvel = torch.tensor(qpos, dtype=torch.long), torch.tensor(qvel, dtype=torch.long)
+        n = sim.num_envs
+        self.qlow = torch.cat(low, dim=1) if low else torch.zeros(n, 0)
+        self.qhigh = torch.cat(high, dim=1) if high else torch.zeros(n, 0)
+
+    def faults(self, state: torch.Tensor) -> torch.Tensor:
+        """int8 (N,) fault code of each row of a physics state (N, S) (0: none)."""
+        code = torch.zeros(state.shape[0], dtype=torch.int8, device=state.device)
+        speed = torch.zeros(state.shape[0], dtype=torch.bool, device=state.device)
+        if self.lin.numel():
+            speed |= (state[:, self.lin].norm(dim=2) > MAX_LINEAR_SPEED).any(dim=1)
+            speed |= (state[:, self.ang].norm(dim=2) > MAX_ANGULAR_SPEED).any(dim=1)
+        if self.qvel.numel():
+            speed |= (state[:, self.qvel].abs() > MAX_JOINT_SPEED).any(dim=1)
+        p = state[:, self.pos]
+        outside = ((p[..., :2].abs() > CELL_HALF).any(dim=2) | (p[..., 2] < -CELL_HALF)
+                   | (p[..., 2] > CELL_HEIGHT)).any(dim=1)
+        code[outside] = OUTSIDE_CELL
+        code[speed] = RUNAWAY
+        code[~torch.isfinite(state).all(dim=1)] = NON_FINITE
+        return code
+
+
+def check_state(layout: StateLayout, state: torch.Tensor, env_idx: torch.Tensor) -> None:
+    """Raise ValueError naming the first absurd entry of `state` (M, S) for env_idx."""
+    norms = state[:, layout.quat].norm(dim=2)
+    bad = ((norms - 1).abs() > QUAT_NORM_TOL).nonzero()
+    if len(bad):
+        r, k = bad[0].tolist()
+        raise ValueError(f"state row {r} ({layout.names[k]}) must hold a unit quaternion (norm within "
+                         f"{QUAT_NORM_TOL} of 1), got norm {float(norms[r, k]):.6g}")
+    if layout.qpos.numel():
+        q = state[:, layout.qpos]
+        low, high = layout.qlow[env_idx] - JOINT_LIMIT_MARGIN, layout.qhigh[env_idx] + JOINT_LIMIT_MARGIN
+        bad = ((q < low) | (q > high)).nonzero()
+        if len(bad):
+            r, j = bad[0].tolist()
+            raise ValueError(f"state row {r} joint position {j} must be within its limits "
+                             f"[{float(low[r, j]):.4g}, {float(high[r, j]):.4g}] (margin {JOINT_LIMIT_MARGIN}), "
+                             f"got {float(q[r, j]):.6g}")
+    code = layout.faults(state)
+    if (code > 0).any():
+        r = int((code > 0).nonzero()[0])
+        raise ValueError(f"state row {r} must describe a valid physical state, got {FAULT_NAMES[int(code[r])]} "
+                         f"(speeds must stay below {MAX_LINEAR_SPEED} m/s, {MAX_ANGULAR_SPEED} rad/s and "
+                         f"{MAX_JOINT_SPEED} per joint; positions within +-{CELL_HALF} m in x and y and "
+                         f"[-{CELL_HALF}, {CELL_HEIGHT}] m in z of the env frame)")
+
+
+class FaultMonitor:
+    """Checks a SimScene after each control step and restores faulted envs (see module)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.layout = StateLayout(sim)
+        self._valid: torch.Tensor | None = None   # (N, S) last valid physics state
+        self.faults_seen = 0
+
+    def states_written(self) -> None:
+        """Call after reset / set_state: the next step re-reads the valid state."""
+        self._valid = None
+
+    def before_physics(self) -> None:
+        if self._valid is None:
+            self._valid = self.sim.get_state().clone()
+
+    def after_physics(self) -> torch.Tensor:
+        """int8 (N,) fault codes of this step; faulted envs are already restored."""
+        state = self.sim.get_state()
+        code = self.layout.faults(state)
+        bad = code > 0
+        if bad.any():
+            idx = bad.nonzero().flatten()
+            self.sim.set_state(self._valid[idx], idx.to(self.sim.device))
+            state = state.clone()
+            state[idx] = self._valid[idx]
+            self.faults_seen += len(idx)
+        self._valid = state
+        return code
