@@ -3,36 +3,21 @@ from __future__ import annotations
 
 import math
 
-import sapien
 import torch
 
 from robosim.randomization import BatchRandom
-from robosim.sim import ActorView, SimScene
+from robosim.sim import ActorView, Box, RigidObject, SimScene, Sphere
 
 
 def build_cube(sim: SimScene, name: str, half_size: float, color, density: float = 1000.0) -> ActorView:
-    """A dynamic cube of edge 2 * half_size (m) in every env."""
-
-    def build(scene: sapien.Scene, env_index: int) -> sapien.Entity:
-        builder = scene.create_actor_builder()
-        builder.add_box_collision(half_size=[half_size] * 3, density=density)
-        builder.add_box_visual(half_size=[half_size] * 3, material=sapien.render.RenderMaterial(base_color=color))
-        builder.initial_pose = sapien.Pose(sim.origins[env_index].numpy() + [0, 0, half_size])
-        return builder.build(name=name)
-
-    return sim.build_actors(name, build)
+    """A dynamic cube of edge 2 * half_size (m) in every env, resting at the env origin."""
+    return sim.add_object(name, RigidObject([Box(half_size, color=color)], pose=(0.0, 0.0, half_size),
+                                            density=density))
 
 
 def build_goal_marker(sim: SimScene, name: str, radius: float, color) -> ActorView:
     """A visual-only kinematic sphere (no collision) in every env."""
-
-    def build(scene: sapien.Scene, env_index: int) -> sapien.Entity:
-        builder = scene.create_actor_builder()
-        builder.add_sphere_visual(radius=radius, material=sapien.render.RenderMaterial(base_color=color))
-        builder.initial_pose = sapien.Pose(sim.origins[env_index].numpy())
-        return builder.build_kinematic(name=name)
-
-    return sim.build_actors(name, build)
+    return sim.add_object(name, RigidObject([Sphere(radius, color=color, collision=False)], body="kinematic"))
 
 
 class GoalPointMixin:

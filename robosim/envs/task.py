@@ -55,6 +55,11 @@ class Task:
     # HumanViewConfig: target_position, distance, yaw, pitch, ...); make's
     # render_camera and `robosim eval --camera` override it key by key
     human_camera: dict[str, Any] = {}
+    # randomization events applied by default (robosim.randomization.events: plain dicts,
+    # {name: {"mode", "target", "property", "dist", ...}}); make(randomization=...) edits them
+    default_events: dict[str, dict] = {}
+    # True when build_scene draws assets from its rng: a seeded full reset then rebuilds
+    randomizes_build: bool = False
 
     def __init__(self, env: "BaseEnv", **params: Any):
         self.env = env

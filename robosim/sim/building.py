@@ -21,6 +21,7 @@ import sapien
 from robosim.sim.meshes import prepare_mesh
 from robosim.sim.objects import (IDENTITY, ArticulationModel, Box, Capsule, Cylinder, Material, Mesh, RigidObject,
                                  Sphere, check_pose)
+from robosim.sim.pool import ObjectPoolView
 from robosim.sim.views import ActorView, ArticulationView
 
 ObjectSource = Union[RigidObject, Callable[[int], RigidObject]]
@@ -118,28 +119,55 @@ class SceneBuilding:
         """Build one rigid object per env from `source` (a RigidObject, or a function
         env_index -> RigidObject for per-env assets); returns its batched view."""
         self._check_new_name(name, self.actors)
-        objects = self._per_env(name, source, RigidObject, "source")
+        objects = self._modified(name, self._per_env(name, source, RigidObject, "source"))
+        return self._register_actor_view(name, [self._build_rigid(name, obj, s, i)
+                                                for i, (obj, s) in enumerate(zip(objects, self.sub_scenes))])
 
-        def build(scene: sapien.Scene, env_index: int) -> sapien.Entity:
-            obj = objects[env_index]
-            builder = scene.create_actor_builder()
-            if add_shapes(builder, obj.shapes, obj.density, _physx_material(obj.material)) == 0 and obj.body == "dynamic":
-                raise ValueError(f"object {name!r} in env {env_index} is dynamic but has no collision shape "
-                                 "(a dynamic body needs one to have mass)")
-            builder.initial_pose = self.env_pose(env_index, obj.pose)
-            if obj.body == "static":
-                return builder.build_static(name=name)
-            if obj.body == "kinematic":
-                return builder.build_kinematic(name=name)
-            entity = builder.build(name=name)
-            if obj.mass is not None:
-                body = entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
-                ratio = obj.mass / body.mass
-                body.mass = obj.mass
-                body.inertia = np.asarray(body.inertia) * ratio
-            return entity
+    def _modified(self, name: str, objects: list) -> list:
+        """Apply build-time modifiers (randomization events at reconfigure) to env i's description."""
+        for modify in getattr(self, "object_modifiers", {}).get(name, []):
+            objects = [modify(i, obj) for i, obj in enumerate(objects)]
+        return objects
 
-        return self._register_actor_view(name, [build(s, i) for i, s in enumerate(self.sub_scenes)])
+    def add_object_pool(self, name: str, source: Callable[[int, int], RigidObject], size: int) -> ObjectPoolView:
+        """K = `size` variants per env, `source(env_index, k)` -> RigidObject; variant 0 is in
+        play first (robosim.sim.pool). Swap with `view.activate(variant, env_idx)`."""
+        self._check_new_name(name, self.actors)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"size must be an int >= 1 (variants per env), got {size!r}")
+        if not callable(source):
+            raise TypeError(f"source must be a function (env_index, k) -> RigidObject, got {type(source).__name__}")
+        variants = []
+        for i, scene in enumerate(self.sub_scenes):
+            objects = [source(i, k) for k in range(size)]
+            for k, obj in enumerate(objects):
+                if not isinstance(obj, RigidObject) or obj.body != "dynamic":
+                    raise TypeError(f"source({i}, {k}) must return a dynamic RigidObject, got {obj!r:.80}")
+            for modify in getattr(self, "object_modifiers", {}).get(name, []):
+                objects = [modify(i, obj) for obj in objects]
+            variants.append([self._build_rigid(name, obj, scene, i) for obj in objects])
+        self._check_in_cell(name, [v[0].pose.p for v in variants])
+        view = ObjectPoolView(name, variants, self._origins32, cache=self.read_cache)
+        self.actors[name] = view
+        return view
+
+    def _build_rigid(self, name: str, obj: RigidObject, scene: sapien.Scene, env_index: int) -> sapien.Entity:
+        builder = scene.create_actor_builder()
+        if add_shapes(builder, obj.shapes, obj.density, _physx_material(obj.material)) == 0 and obj.body == "dynamic":
+            raise ValueError(f"object {name!r} in env {env_index} is dynamic but has no collision shape "
+                             "(a dynamic body needs one to have mass)")
+        builder.initial_pose = self.env_pose(env_index, obj.pose)
+        if obj.body == "static":
+            return builder.build_static(name=name)
+        if obj.body == "kinematic":
+            return builder.build_kinematic(name=name)
+        entity = builder.build(name=name)
+        if obj.mass is not None:
+            body = entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+            ratio = obj.mass / body.mass
+            body.mass = obj.mass
+            body.inertia = np.asarray(body.inertia) * ratio
+        return entity
 
     def add_articulation(self, name: str, source: ModelSource) -> ArticulationView:
         """Build one articulation per env from an ArticulationModel (or a function

@@ -1,0 +1,193 @@
+"""Randomization events declared as plain data (Isaac Lab's EventManager modes, as dicts).
+
+An event is a name and a dict:
+
+    "cube_mass": {"mode": "reset", "target": "object:cube", "property": "mass",
+                  "dist": {"uniform": [0.05, 0.3]}},
+    "push":      {"mode": "interval", "target": "object:cube", "property": "velocity",
+                  "operation": "add", "dist": {"uniform": [[-0.5, -0.5, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0, 0]]},
+                  "period_s": {"uniform": [2.0, 4.0]}},
+    "lights":    {"mode": "reconfigure", "target": "light", "property": "color",
+                  "dist": {"uniform": [[0.6, 0.6, 0.6], [1.0, 1.0, 1.0]]}, "probability": 0.5}
+
+Fields: mode ("reconfigure": at every scene build; "reset": when the env resets,
+partial resets included; "interval": per-env timers whose period in seconds is drawn
+from `period_s`), target, property (PROPERTIES lists both), dist (see
+distributions.py), operation ("set" | "add" | "scale"; default per property), envs
+(indices the event may touch; default all), probability (chance per env and firing;
+default 1). A task declares `default_events`; `make(..., randomization={...})` adds
+events, overrides fields of a declared one, or removes one with `None`.
+
+Determinism: every draw comes from env i's own counter-based stream keyed by (seed_i,
+event name, episode k or build r, firing j), so what env i gets never depends on i,
+num_envs or other envs' resets.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from robosim.randomization.distributions import Distribution
+from robosim.randomization.rng import BatchRandom, mix
+
+MODES = ("reconfigure", "reset", "interval")
+EVENT_STREAM = 0x0E7E_A75D
+# property -> (target kinds, value dim, default operation, lower bound of the set value, modes)
+PROPERTIES: dict[str, tuple[tuple[str, ...], int, str, float | None, tuple[str, ...]]] = {
+    "scale": (("object",), 1, "set", 1e-6, ("reconfigure",)),       # shape sizes, at build time
+    "density": (("object",), 1, "set", 1e-6, ("reconfigure",)),
+    "mass": (("object",), 1, "set", 1e-6, MODES),
+    "color": (("object", "light"), 3, "set", 0.0, MODES),
+    "friction": (("object",), 1, "set", 0.0, MODES),
+    "restitution": (("object",), 1, "set", 0.0, MODES),
+    "linear_damping": (("object",), 1, "set", 0.0, MODES),
+    "angular_damping": (("object",), 1, "set", 0.0, MODES),
+    "position": (("object", "camera"), 3, "add", None, ("reset", "interval", "reconfigure")),
+    "yaw": (("object",), 1, "add", None, ("reset", "interval")),
+    "velocity": (("object",), 6, "add", None, ("reset", "interval")),
+    "stiffness": (("robot", "articulation"), 1, "scale", 0.0, MODES),
+    "damping": (("robot", "articulation"), 1, "scale", 0.0, MODES),
+    "direction": (("light",), 3, "set", None, MODES),
+    "intensity": (("light",), 1, "scale", 0.0, MODES),
+    "fovy": (("camera",), 1, "set", 1e-3, MODES),
+    "variant": (("pool",), 1, "set", 0.0, ("reset", "reconfigure")),
+}
+TARGET_KINDS = ("object", "articulation", "robot", "light", "camera", "pool")
+_FIELDS = {"mode", "target", "property", "dist", "operation", "envs", "probability", "period_s"}
+
+
+def _name_hash(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little", signed=True)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One validated event (see the module docstring); `spec` is its plain-data form."""
+
+    name: str
+    mode: str
+    kind: str            # target kind: object, articulation, robot, light, camera, pool
+    target: str          # the object/articulation/camera/pool name ("" for robot, light)
+    property: str
+    dist: Distribution
+    operation: str
+    envs: tuple[int, ...] | None
+    probability: float
+    period: Distribution | None
+    spec: dict
+
+    @classmethod
+    def parse(cls, name: str, spec: Any) -> "Event":
+        where = f"randomization[{name!r}]"
+        if not isinstance(spec, dict):
+            raise TypeError(f"{where} must be a dict of event fields, got {type(spec).__name__}")
+        unknown = sorted(set(spec) - _FIELDS)
+        if unknown:
+            raise ValueError(f"{where} has unknown field(s) {unknown}; fields are {sorted(_FIELDS)}")
+        for required in ("mode", "target", "property", "dist"):
+            if required not in spec:
+                raise ValueError(f"{where} needs the field {required!r}")
+        mode = spec["mode"]
+        if mode not in MODES:
+            raise ValueError(f"{where}['mode'] must be one of {MODES}, got {mode!r}")
+        target = spec["target"]
+        kind, _, target_name = str(target).partition(":")
+        if kind not in TARGET_KINDS or (kind in ("object", "articulation", "camera", "pool")) != bool(target_name):
+            raise ValueError(f"{where}['target'] must be 'object:NAME', 'articulation:NAME', 'camera:NAME', "
+                             f"'pool:NAME', 'robot' or 'light', got {target!r}")
+        prop = spec["property"]
+        if prop not in PROPERTIES or kind not in PROPERTIES[prop][0]:
+            valid = sorted(p for p, v in PROPERTIES.items() if kind in v[0])
+            raise ValueError(f"{where}['property'] must be one of {valid} for a {kind} target, got {prop!r}")
+        kinds, dim, default_op, lower, modes = PROPERTIES[prop]
+        if mode not in modes:
+            raise ValueError(f"{where}['property'] {prop!r} cannot change in mode {mode!r}; modes: {list(modes)}")
+        op = spec.get("operation", default_op)
+        if op not in ("set", "add", "scale"):
+            raise ValueError(f"{where}['operation'] must be 'set', 'add' or 'scale', got {op!r}")
+        dist = Distribution.parse(f"{where}['dist']", spec["dist"])
+        if dist.dim not in (1, dim):
+            raise ValueError(f"{where}['dist'] must give {dim} value(s) per draw for {prop!r}, got {dist.dim}")
+        low = dist.bounds()[0]
+        if op in ("set", "scale") and lower is not None and low < lower:
+            raise ValueError(f"{where}['dist'] can give {low} but {prop!r} with operation {op!r} needs values "
+                             f">= {lower}")
+        envs = spec.get("envs")
+        if envs is not None:
+            if not isinstance(envs, (list, tuple)) or not all(isinstance(e, int) and e >= 0 for e in envs):
+                raise ValueError(f"{where}['envs'] must be a list of env indices >= 0, got {envs!r}")
+            envs = tuple(envs)
+        p = spec.get("probability", 1.0)
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"{where}['probability'] must be in [0, 1], got {p!r}")
+        period = None
+        if mode == "interval":
+            if "period_s" not in spec:
+                raise ValueError(f"{where} has mode 'interval' and needs 'period_s' (seconds)")
+            period = Distribution.parse(f"{where}['period_s']", spec["period_s"])
+            if period.dim != 1 or period.bounds()[0] <= 0:
+                raise ValueError(f"{where}['period_s'] must be one number > 0 per draw, got {spec['period_s']!r}")
+        elif "period_s" in spec:
+            raise ValueError(f"{where}['period_s'] applies to mode 'interval' only, got mode {mode!r}")
+        return cls(name, mode, kind, target_name, prop, dist, op, envs, float(p), period, dict(spec))
+
+
+def merge_events(defaults: dict[str, dict], user: dict[str, Any] | None) -> dict[str, dict]:
+    """The task's default events updated by the user's: a dict adds an event or
+    overrides fields of a default one; None removes it."""
+    merged = {name: dict(spec) for name, spec in defaults.items()}
+    if user is None:
+        return merged
+    if not isinstance(user, dict):
+        raise TypeError(f"randomization must be a dict {{event name: event dict or None}}, got {type(user).__name__}")
+    for name, spec in user.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"randomization keys must be non-empty event names, got {name!r}")
+        if spec is None:
+            if name not in merged:
+                raise ValueError(f"randomization[{name!r}] = None removes a default event, but the task declares "
+                                 f"none of that name; its events are {sorted(defaults)}")
+            del merged[name]
+        elif isinstance(spec, dict) and name in merged:
+            merged[name] = {**merged[name], **spec}
+        else:
+            merged[name] = spec
+    return merged
+
+
+class EventDraws:
+    """Per-env random streams of one event: keys mix(seed_i, EVENT_STREAM, name, phase, count, j)."""
+
+    BUILD, EPISODE = 1, 2
+
+    def __init__(self, event: Event):
+        self.hash = _name_hash(event.name)
+
+    def rng(self, seeds: torch.Tensor, phase: int, counts: torch.Tensor, firing: torch.Tensor | int,
+            slot: int) -> BatchRandom:
+        return BatchRandom(mix(seeds, EVENT_STREAM, self.hash, phase, counts, firing, slot))
+
+
+def parse_events(specs: dict[str, Any]) -> list[Event]:
+    """Validate every event; errors name the event and the field."""
+    return [Event.parse(name, spec) for name, spec in specs.items()]
+
+
+def periods_to_steps(period_s: torch.Tensor, control_dt: float) -> torch.Tensor:
+    """(M,) seconds -> (M,) int64 control steps, at least 1."""
+    return torch.clamp(torch.round(period_s / control_dt), min=1).to(torch.int64)
+
+
+class EventLog(collections.deque):
+    """The last `maxlen` applied events: dicts {event, mode, env, step, value}."""
+
+    def __init__(self, maxlen: int = 100_000):
+        super().__init__(maxlen=maxlen)
+
+    def of(self, event: str, env: int | None = None) -> list[dict]:
+        return [e for e in self if e["event"] == event and (env is None or e["env"] == env)]
+

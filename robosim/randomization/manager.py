@@ -1,0 +1,159 @@
+"""EventManager: applies the declared randomization events of one env batch.
+
+BaseEnv calls it at four points: `object_modifiers` before the task builds its scene
+(build-time description changes: scale, density, mass, colour of objects),
+`after_build` once the scene and cameras exist (runtime properties of "reconfigure"
+events), `on_reset(env_idx)` after the task initialized those envs' episodes, and
+`on_step()` before each control step's physics (interval events that are due).
+Every applied event is appended to `log` (event, mode, env, step, value).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import torch
+
+from robosim.randomization.events import Event, EventDraws, EventLog, merge_events, parse_events, periods_to_steps
+from robosim.randomization.targets import DESCRIPTION_PROPERTIES, resolve_target, scale_object
+
+ObjectModifier = Callable[[int, Any], Any]
+
+
+class EventManager:
+    """The events of one env (see the module docstring). `spec` is the merged plain-data
+    declaration: printable, JSON-able, saved into trajectory files."""
+
+    def __init__(self, defaults: dict[str, dict], user: dict | None, num_envs: int, control_dt: float):
+        self.spec = merge_events(defaults, user)
+        self.events: list[Event] = parse_events(self.spec)
+        for event in self.events:
+            if event.envs is not None and max(event.envs, default=0) >= num_envs:
+                raise ValueError(f"randomization[{event.name!r}]['envs'] must index envs < num_envs={num_envs}, "
+                                 f"got {list(event.envs)}")
+        self.num_envs = num_envs
+        self.control_dt = control_dt
+        self.draws = {e.name: EventDraws(e) for e in self.events}
+        self.log = EventLog()
+        self.next_fire = {e.name: torch.full((num_envs,), -1, dtype=torch.int64)
+                          for e in self.events if e.mode == "interval"}
+        self.firings = {name: torch.zeros(num_envs, dtype=torch.int64) for name in self.next_fire}
+        self._targets: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"EventManager({self.spec!r})"
+
+    @property
+    def randomizes_build(self) -> bool:
+        return any(e.mode == "reconfigure" for e in self.events)
+
+    # -- draws ----------------------------------------------------------------------
+    def _draw(self, event: Event, seeds: torch.Tensor, phase: int, counts: torch.Tensor, firing,
+              env_idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mask (M,) bool, values (M, dim) float32) for env_idx from their own streams."""
+        d = self.draws[event.name]
+        seeds, counts = seeds[env_idx].cpu(), counts[env_idx].cpu()
+        firing = firing[env_idx].cpu() if isinstance(firing, torch.Tensor) else firing
+        mask = torch.ones(len(env_idx), dtype=torch.bool)
+        if event.envs is not None:
+            mask &= torch.isin(env_idx.cpu(), torch.tensor(event.envs, dtype=torch.int64))
+        if event.probability < 1.0:
+            mask &= d.rng(seeds, phase, counts, firing, 0).uniform(0.0, 1.0) < event.probability
+        values = event.dist.sample(d.rng(seeds, phase, counts, firing, 1))
+        dim = len(values[0]) if values.ndim == 2 else 1
+        return mask, values.reshape(len(env_idx), dim)
+
+    def _record(self, event: Event, env_idx: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,
+                steps: torch.Tensor | int) -> None:
+        for row, i in enumerate(env_idx.tolist()):
+            if mask[row]:
+                step = int(steps[i]) if isinstance(steps, torch.Tensor) else steps
+                self.log.append({"event": event.name, "mode": event.mode, "env": i, "step": step,
+                                 "value": values[row].tolist()})
+
+    # -- build time -------------------------------------------------------------------
+    def object_modifiers(self, seeds: torch.Tensor, build: int) -> dict[str, list[ObjectModifier]]:
+        """{object name: [f(env_index, RigidObject) -> RigidObject]} for this build."""
+        out: dict[str, list[ObjectModifier]] = {}
+        all_envs = torch.arange(self.num_envs)
+        counts = torch.full((self.num_envs,), build, dtype=torch.int64)
+        for event in self.events:
+            if event.mode != "reconfigure" or event.property not in DESCRIPTION_PROPERTIES:
+                continue
+            mask, values = self._draw(event, seeds, EventDraws.BUILD, counts, 0, all_envs)
+            self._record(event, all_envs, mask, values, 0)
+            out.setdefault(event.target, []).append(self._modifier(event, mask, values))
+        return out
+
+    @staticmethod
+    def _modifier(event: Event, mask: torch.Tensor, values: torch.Tensor) -> ObjectModifier:
+        def modify(env_index: int, obj):
+            if not mask[env_index]:
+                return obj
+            v = values[env_index].tolist()
+            if event.property == "scale":
+                return scale_object(obj, v[0] if event.operation in ("set", "scale") else 1.0 + v[0])
+            if event.property == "density":
+                return dataclasses.replace(obj, density=_combine(obj.density, v[0], event.operation))
+            raise AssertionError(event.property)
+        return modify
+
+    def after_build(self, env: Any, seeds: torch.Tensor, build: int) -> None:
+        """Resolve every event's target in the built scene (ValueError naming the event
+        for an unknown one), then apply the runtime "reconfigure" events to all envs."""
+        self._targets = {e.name: resolve_target(e, env) for e in self.events}
+        all_envs = torch.arange(self.num_envs)
+        counts = torch.full((self.num_envs,), build, dtype=torch.int64)
+        for event in self.events:
+            if event.mode == "reconfigure" and event.property not in DESCRIPTION_PROPERTIES:
+                mask, values = self._draw(event, seeds, EventDraws.BUILD, counts, 0, all_envs)
+                self._apply(event, all_envs, mask, values)
+                self._record(event, all_envs, mask, values, 0)
+
+    # -- episodes ---------------------------------------------------------------------
+    def on_reset(self, env_idx: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
+        """Apply "reset" events to env_idx and re-arm their interval timers."""
+        env_idx = env_idx.cpu()
+        for event in self.events:
+            if event.mode == "reset":
+                mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, 0, env_idx)
+                self._apply(event, env_idx, mask, values)
+                self._record(event, env_idx, mask, values, 0)
+            elif event.mode == "interval":
+                self.firings[event.name][env_idx] = 0
+                self.next_fire[event.name][env_idx] = self._period(event, seeds, episodes, 0, env_idx)
+
+    def _period(self, event: Event, seeds, episodes, firing, env_idx) -> torch.Tensor:
+        d = self.draws[event.name]
+        f = firing[env_idx].cpu() if isinstance(firing, torch.Tensor) else firing
+        period = event.period.sample(d.rng(seeds[env_idx].cpu(), EventDraws.EPISODE, episodes[env_idx].cpu(), f, 2))
+        return periods_to_steps(period[:, 0].double(), self.control_dt)
+
+    def on_step(self, elapsed: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
+        """Fire the interval events whose time has come (elapsed: int (N,) control steps
+        done in each env's episode); each env's next firing is drawn from its stream."""
+        if not self.next_fire:
+            return
+        elapsed = elapsed.cpu().to(torch.int64)
+        for event in self.events:
+            if event.mode != "interval":
+                continue
+            due = torch.nonzero((self.next_fire[event.name] >= 0) & (elapsed >= self.next_fire[event.name])).flatten()
+            if len(due) == 0:
+                continue
+            firings = self.firings[event.name]
+            firings[due] += 1
+            mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, firings, due)
+            self._apply(event, due, mask, values)
+            self._record(event, due, mask, values, elapsed)
+            self.next_fire[event.name][due] = elapsed[due] + self._period(event, seeds, episodes, firings, due)
+
+    def _apply(self, event: Event, env_idx: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> None:
+        rows = torch.nonzero(mask).flatten()
+        if len(rows):
+            self._targets[event.name].apply(event, env_idx[rows], values[rows])
+
+
+def _combine(base: float, value: float, op: str) -> float:
+    return value if op == "set" else base + value if op == "add" else base * value
+
