@@ -75,7 +75,8 @@ SO100 = register_robot(RobotSpec(
     arm_joints=("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"),
     tcp_link="Fixed_Jaw",
     tcp_offset=(-0.01, -0.092, 0.0),
-    rest_qpos=(0.0, 0.034, -0.267, 1.75, 0.0, 0.0),
+    # tcp ~8 cm up, 25 cm in front of the base, jaws pointing down (found by IK, away from limits)
+    rest_qpos=(0.0, -0.12, 0.173, 1.4, 0.0, 0.0),
     # jaw gap measured between the jaw tips: 6.6 mm at -1.1 rad, 83.5 mm at 0 rad
     gripper=GripperSpec(joints=("gripper",), closed=-1.1, open=0.0, width_closed=0.0066, width_open=0.0835,
                         pad_links=("Fixed_Jaw", "Moving_Jaw"), pad_material=(2.0, 2.0, 0.0)),
@@ -95,7 +96,8 @@ KOCH = register_robot(RobotSpec(
     root_link="base_link",
     arm_joints=("joint_1", "joint_2", "joint_3", "joint_4", "joint_5"),
     tcp_link="gripper_tcp",
-    rest_qpos=(0.0, 1.031, 0.335, 2.1, 2.675, 1.6),
+    # tcp ~8 cm up, 23 cm in front of the base, jaws pointing down (found by IK, away from limits)
+    rest_qpos=(0.0, 1.235, 0.941, 1.75, 2.76, 1.6),
     # jaw gap measured between gripper_tcp and gripper_tcp2: 2 mm at 0 rad, 78 mm at 1.6 rad
     gripper=GripperSpec(joints=("joint_6",), closed=0.0, open=1.6, width_closed=0.002, width_open=0.078,
                         stiffness=1e2, damping=1.0, pad_links=("link_6", "gripper"), pad_material=(0.3, 0.3, 0.0)),
