@@ -190,6 +190,9 @@ class HumanCamera:
         self.cameras = [s.add_camera("human", config.width, config.height, config.fovy, 0.01, 20.0)
                         for s in sim.sub_scenes]
         self.set_view(config.target_position, config.distance, config.yaw, config.pitch, config.roll)
+        # physx_cuda: one camera group renders every env from the GPU pose buffers
+        self._group = (sim.render_group.create_camera_group(self.cameras, ["Color"])
+                       if sim.backend == "physx_cuda" else None)
 
     def set_view(self, target, distance: float, yaw: float, pitch: float, roll: float = 0.0) -> None:
         """Orbit the camera around `target` (env frame, m); angles in degrees."""
@@ -199,7 +202,13 @@ class HumanCamera:
             camera.entity.set_pose(sapien.Pose(pose[:3] + origin, pose[3:]))
 
     def capture(self, update_render: bool = True) -> torch.Tensor:
-        """uint8 (N, H, W, 3) frames of all envs (render worlds refreshed first)."""
+        """uint8 (N, H, W, 3) frames of all envs (render worlds refreshed first); a CUDA
+        tensor on physx_cuda."""
+        if self._group is not None:
+            self.sim.update_render()
+            self._group.take_picture()
+            color = self._group.get_picture_cuda("Color").torch()
+            return torch.clamp(color[..., :3] * 255 + 0.5, 0, 255).to(torch.uint8)
         frames = []
         for scene, camera in zip(self.sim.sub_scenes, self.cameras):
             if update_render:

@@ -1,0 +1,69 @@
+"""Batched cameras on physx_cuda: one RenderCameraGroup per camera, all envs at once.
+
+GPU PhysX never writes poses back to SAPIEN's entities, so per-env `take_picture` would
+render the build-time scene. Instead (ManiSkill3's path, mani_skill/envs/scene.py):
+the CudaSimScene's RenderSystemGroup reads every body's pose from
+`cuda_rigid_body_data` (render device = PhysX device), a camera mounted on a body
+follows that body's row, and a camera group renders every env's copy of one camera in
+one call and hands the pictures over as CUDA arrays. Images are returned as CUDA
+tensors with the dtypes and layout of robosim/sensors/sensor_cameras.py.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import sapien
+import torch
+
+PICTURES = ["Color", "Position", "Segmentation"]
+
+
+def mount_body(camera: sapien.render.RenderCameraComponent):
+    """The PhysX body a camera hangs on (None for a fixed camera)."""
+    return camera.entity.find_component_by_type(sapien.physx.PhysxRigidBodyComponent)
+
+
+class GpuCameraGroups:
+    """Camera groups of a CudaSimScene. cameras: {name: [one camera per env]};
+    luts: int16 (N, L) per-env raw entity id -> stable segmentation id, on the device."""
+
+    def __init__(self, sim, cameras: dict[str, list[sapien.render.RenderCameraComponent]], luts: torch.Tensor):
+        if getattr(sim, "render_group", None) is None:
+            raise ValueError("GPU cameras need a CudaSimScene built with render=True")
+        self.sim = sim
+        self.luts = luts
+        for per_env in cameras.values():
+            for camera in per_env:
+                body = mount_body(camera)
+                if body is not None and not isinstance(body, sapien.physx.PhysxRigidStaticComponent):
+                    camera.set_gpu_pose_batch_index(body.gpu_pose_index)
+        self.groups = {name: sim.render_group.create_camera_group(per_env, PICTURES)
+                       for name, per_env in cameras.items()}
+
+    def _remap(self, raw: torch.Tensor) -> torch.Tensor:
+        """(N, H, W) raw per-scene entity ids -> int16 stable ids (unknown -> 0)."""
+        n, h, w = raw.shape
+        ids = raw.to(torch.int64).reshape(n, -1)
+        width = self.luts.shape[1]
+        out = self.luts.gather(1, ids.clamp(max=width - 1))
+        return torch.where(ids < width, out, torch.zeros_like(out)).reshape(n, h, w)
+
+    def capture(self, kinds: Sequence[str]) -> dict[str, dict[str, torch.Tensor]]:
+        """{camera: {kind: (N, H, W, C) CUDA tensor}} for kinds among rgb/depth/segmentation."""
+        self.sim.update_render()
+        out: dict[str, dict[str, torch.Tensor]] = {}
+        for name, group in self.groups.items():
+            group.take_picture()
+            data = {}
+            if "rgb" in kinds:
+                color = group.get_picture_cuda("Color").torch()
+                data["rgb"] = torch.clamp(color[..., :3] * 255 + 0.5, 0, 255).to(torch.uint8)
+            if "depth" in kinds:
+                position = group.get_picture_cuda("Position").torch()
+                valid = position[..., 3] < 1.0
+                data["depth"] = torch.where(valid, -position[..., 2], torch.zeros_like(position[..., 2]))[..., None]
+            if "segmentation" in kinds:
+                raw = group.get_picture_cuda("Segmentation").torch()[..., 1]
+                data["segmentation"] = self._remap(raw)[..., None]
+            out[name] = {k: v.clone() for k, v in data.items()}   # the group reuses its buffers
+        return out
