@@ -42,6 +42,8 @@ GRASP_BELOW_TOP = 0.025    # scripted grasp: tcp this far below the handle bar's
 class OpenDrawerTask(Task):
     max_episode_steps = 100
     max_dense_reward = 3.0
+    # from the robot's side, to the front-left of the cabinet: the handle and the drawer's travel
+    human_camera = dict(target_position=(0.05, 0.0, 0.2), distance=1.0, yaw=-60.0, pitch=-25.0)
 
     def build_scene(self, sim, rng):
         self.spec = CabinetSpec.load()

@@ -74,6 +74,8 @@ def wrap_angle(a: torch.Tensor) -> torch.Tensor:
 class PushTTask(Task):
     max_episode_steps = 150
     max_dense_reward = 3.5
+    # steeply from above, facing the robot: block, goal T and pusher
+    human_camera = dict(target_position=(0.0, 0.0, 0.0), distance=0.75, yaw=200.0, pitch=-60.0)
 
     def build_scene(self, sim, rng):
         self.tee: ActorView = sim.add_object("tee", RigidObject(
