@@ -185,3 +185,63 @@ _RUNNERS = {"robosim": _RobosimRunner, "maniskill": _ManiSkillRunner, "ceiling":
 
 def median(values: list[float]) -> float:
     return float(np.median(values)) if values else float("nan")
+
+
+# -- physx_cuda cases: one fresh process each --------------------------------------------
+# GPU PhysX must be enabled before any PhysX object exists in a process, so a CUDA case
+# never shares a process with CPU cases (runner.run_cuda_case starts this worker).
+def _cuda_env(system: str, num_envs: int, control_mode: str):
+    if system == "robosim":
+        import robosim
+
+        return robosim.make(TASK, num_envs=num_envs, obs_mode="state", control_mode=control_mode,
+                            reward_mode="dense", sim_backend="physx_cuda")
+    import gymnasium as gym
+    import mani_skill.envs  # noqa: F401  (registers PickCube-v1)
+
+    return gym.make(TASK, num_envs=num_envs, obs_mode="state", control_mode=control_mode,
+                    sim_backend="physx_cuda", render_backend="none")
+
+
+def cuda_case(system: str, num_envs: int, control_mode: str, repeats: int, block_steps: int, seed: int) -> dict:
+    """Time `repeats` blocks of `block_steps` control steps of one CUDA env batch.
+
+    The device is synchronized before each clock read, so a block's time covers all the
+    GPU work its steps queued; the reset between blocks is untimed. Returns env-steps/s
+    of each block plus the build time (s) and peak GPU memory (MB)."""
+    import torch
+
+    start = time.perf_counter()
+    env = _cuda_env(system, num_envs, control_mode)
+    build_seconds = time.perf_counter() - start
+    space = env.single_action_space if hasattr(env, "single_action_space") else env.action_space
+    low = torch.as_tensor(space.low, device="cuda").reshape(-1)[-space.shape[-1]:]
+    high = torch.as_tensor(space.high, device="cuda").reshape(-1)[-space.shape[-1]:]
+    gen = torch.Generator(device="cuda").manual_seed(1234)
+    actions = low + (high - low) * torch.rand(ACTION_POOL, num_envs, low.shape[0], device="cuda", generator=gen)
+    rates = []
+    try:
+        for rep in range(repeats + 1):                 # block 0 is a warm-up, not recorded
+            env.reset(seed=seed + rep)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for t in range(block_steps):
+                env.step(actions[t % ACTION_POOL])
+            torch.cuda.synchronize()
+            seconds = time.perf_counter() - t0
+            if rep:
+                rates.append(block_steps * num_envs / seconds)
+    finally:
+        env.close()
+    return {"rates": rates, "build_seconds": build_seconds,
+            "gpu_peak_mb": torch.cuda.max_memory_allocated() / 2**20}
+
+
+def cuda_worker_main(argv: list[str] | None = None) -> None:
+    """`python -c 'from robosim.bench.cases import cuda_worker_main; cuda_worker_main()' SPEC_JSON`:
+    run cuda_case(**spec) and print its result as one line `RESULT <json>`."""
+    import json
+    import sys
+
+    spec = json.loads((sys.argv[1:] if argv is None else argv)[0])
+    print("RESULT " + json.dumps(cuda_case(**spec)), flush=True)

@@ -38,7 +38,9 @@ class BenchConfig:
     min_steps: int = 10               # control steps per block (at least)
     maniskill: bool = True
     reset_heavy: bool = True
-    sim_backends: tuple[str, ...] = ("physx_cpu",)
+    sim_backends: tuple[str, ...] = ("physx_cpu",)   # "physx_cuda": also the CUDA rows below
+    cuda_num_envs: tuple[int, ...] = (1024, 4096, 16384)
+    cuda_block_steps: int = 50        # control steps per timed CUDA block
     seed: int = 0
     label: str = "full"
 
@@ -54,6 +56,8 @@ class BenchConfig:
 def _cases_for(n: int, cfg: BenchConfig) -> list[Case]:
     cases = []
     for backend in cfg.sim_backends:
+        if backend != "physx_cpu":      # CUDA cases run in their own processes (run_cuda)
+            continue
         cases += [Case("robosim", mode, n, "step", backend) for mode in cfg.control_modes]
         if cfg.reset_heavy:
             cases.append(Case("robosim", CEILING_MODE, n, "reset_heavy", backend))
@@ -102,7 +106,69 @@ def run(cfg: BenchConfig, progress: bool = True) -> dict:
         bar.close()
         for case in ms_envs.values():
             case.close()
-    return _document(cfg, groups, ms_envs, started, load_before)
+    doc = _document(cfg, groups, ms_envs, started, load_before)
+    if "physx_cuda" in cfg.sim_backends:
+        doc["cuda"] = run_cuda(cfg)
+        doc["physx_cuda"] = ("measured" if any(r["env_steps_per_s"] for r in doc["cuda"]["cases"])
+                             else "not measured: " + "; ".join(sorted(set(doc["cuda"]["errors"].values()))))
+    return doc
+
+
+# -- physx_cuda rows -----------------------------------------------------------------------
+def run_cuda_case(system: str, num_envs: int, control_mode: str, repeats: int, block_steps: int, seed: int,
+                  timeout: float = 900.0) -> dict:
+    """One CUDA case in a fresh Python process (GPU PhysX cannot start in a process where
+    PhysX already runs on the CPU). Returns cases.cuda_case's result, or {"error": why}."""
+    import sys
+
+    spec = json.dumps({"system": system, "num_envs": num_envs, "control_mode": control_mode,
+                       "repeats": repeats, "block_steps": block_steps, "seed": seed})
+    code = "from robosim.bench.cases import cuda_worker_main; cuda_worker_main()"
+    try:
+        out = subprocess.run([sys.executable, "-c", code, spec], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    lines = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
+    if out.returncode != 0 or not lines:
+        tail = [l for l in (out.stderr or out.stdout).strip().splitlines() if l.strip()]
+        return {"error": tail[-1][:300] if tail else f"exit code {out.returncode}"}
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def run_cuda(cfg: BenchConfig) -> dict:
+    """robosim and ManiSkill3 PickCube-v1 on physx_cuda at cfg.cuda_num_envs, each case
+    in its own process, the two systems alternating per N and control mode."""
+    cases, errors = [], {}
+    for n in cfg.cuda_num_envs:
+        for mode in cfg.control_modes:
+            systems = ("robosim", "maniskill") if cfg.maniskill else ("robosim",)
+            for system in systems:
+                result = run_cuda_case(system, n, mode, cfg.repeats, cfg.cuda_block_steps, cfg.seed)
+                if "error" in result:
+                    errors[f"{system}/{mode}/N={n}"] = result["error"]
+                rates = result.get("rates", [])
+                cases.append({"system": system, "control_mode": mode, "num_envs": n, "sim_backend": "physx_cuda",
+                              "env_steps_per_s": median(rates) if rates else None, "runs": rates,
+                              "build_seconds": result.get("build_seconds"),
+                              "gpu_peak_mb": result.get("gpu_peak_mb"), "error": result.get("error")})
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {"device": device, "block_steps": cfg.cuda_block_steps, "cases": cases, "errors": errors,
+            "timing": "device synchronized before each clock read; median of blocks after one warm-up block"}
+
+
+def format_cuda_report(cuda: dict) -> str:
+    """Table of the physx_cuda rows: env-steps/s per N, ratio robosim / ManiSkill3."""
+    lines = [f"physx_cuda on {cuda['device']}: env-steps/s (median of blocks of {cuda['block_steps']} steps)"]
+    by = {(c["system"], c["control_mode"], c["num_envs"]): c for c in cuda["cases"]}
+    for (system, mode, n), c in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        rate = c["env_steps_per_s"]
+        text = f"{rate:>12,.0f}" if rate else f"{'-':>12}  ({c['error']})"
+        ratio = ""
+        ms = by.get(("maniskill", mode, n), {}).get("env_steps_per_s")
+        if system == "robosim" and rate and ms:
+            ratio = f"   = {rate / ms:.2f}x ManiSkill3"
+        lines.append(f"  {system:<10} {mode:<20} N={n:<6}{text}{ratio}")
+    return "\n".join(lines)
 
 
 # -- summary ---------------------------------------------------------------------------
@@ -127,7 +193,7 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
         rows += [_case_record(c) for c in cases]
         by = {(c.system, c.control_mode, c.variant, c.sim_backend): median(c.rates) for c in cases}
         ceiling = by.get(("ceiling", CEILING_MODE, "random", "physx_cpu"))
-        for backend in cfg.sim_backends:
+        for backend in [b for b in cfg.sim_backends if b == "physx_cpu"]:   # CUDA: doc["cuda"]
             for mode in cfg.control_modes:
                 rate = by[("robosim", mode, "step", backend)]
                 ms = median(paired.get(mode, []))
@@ -233,7 +299,7 @@ def format_report(doc: dict) -> str:
                 if (r["system"], r["control_mode"], r["variant"], r["sim_backend"]) == (system, mode, variant, backend)}
 
     labels = []
-    for backend in cfg["sim_backends"]:
+    for backend in [b for b in cfg["sim_backends"] if b == "physx_cpu"]:
         suffix = "" if backend == "physx_cpu" else f" [{backend}]"
         for mode in cfg["control_modes"]:
             labels.append((f"robosim {mode}{suffix}", ("robosim", mode, "step", backend)))
@@ -267,6 +333,8 @@ def format_report(doc: dict) -> str:
         lines.append(f"noise: block-to-block spread median {noise['median_spread']:.0%}, max {noise['max_spread']:.0%}; "
                      f"load average {doc['load_average_before'][0]:.2f} before, {doc['load_average_after'][0]:.2f} after")
     lines.append(f"peak RSS {doc['peak_rss_mb']:.0f} MB; physx_cuda: {doc['physx_cuda']}")
+    if "cuda" in doc:
+        lines += ["", format_cuda_report(doc["cuda"])]
     return "\n".join(lines)
 
 
