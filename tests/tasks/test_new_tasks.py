@@ -1,0 +1,202 @@
+"""OpenDrawer-v1 and PushT-v1: observations, state, rewards in every reward mode,
+partial resets, the success criteria their docstrings state, and their scripted
+solutions (>= 80% of 64 seeded episodes). Real SAPIEN physics throughout."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import robosim
+import robosim_tasks.open_drawer  # noqa: F401  (registers the tasks in a source tree)
+import robosim_tasks.push_t  # noqa: F401
+from robosim.record.evaluate import evaluate
+from robosim_tasks.common import quat_yaw, yaw_quat
+
+TASKS = ["OpenDrawer-v1", "PushT-v1"]
+N = 3
+# the reward bounds each task's docstring states: dense in [-max, 0]
+MAX_DENSE = {"OpenDrawer-v1": 3.0, "PushT-v1": 3.5}
+
+
+@pytest.fixture(scope="module", params=TASKS)
+def env(request):
+    env = robosim.make(request.param, num_envs=N)
+    yield env
+    env.close()
+
+
+def test_registered():
+    assert {"OpenDrawer-v1", "PushT-v1"} <= set(robosim.list_tasks())
+
+
+def test_obs_state_and_action_shapes(env):
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (N, *env.single_observation_space.shape) and obs.dtype == torch.float32
+    assert torch.isfinite(obs).all()
+    for key in ("success", "fail"):
+        assert info[key].shape == (N,) and info[key].dtype == torch.bool
+    assert not info["success"].any() and not info["fail"].any()
+    obs, reward, terminated, truncated, info = env.step(torch.zeros(N, *env.single_action_space.shape))
+    assert obs.shape == (N, *env.single_observation_space.shape) and torch.isfinite(obs).all()
+    assert reward.shape == (N,) and reward.dtype == torch.float32
+    assert terminated.shape == truncated.shape == (N,)
+    state = env.get_state()
+    assert state.shape == (N, env.state_dim) and torch.isfinite(state).all()
+
+
+def test_state_round_trip_restores_the_episode(env):
+    env.reset(seed=3)
+    policy = env.task.solution_policy()
+    for _ in range(5):
+        env.step(policy())
+    saved = env.get_state()
+    obs_then = env.task.task_observations(env.task.evaluate())
+    env.reset(seed=99)                      # a different episode: other goals / cabinet poses
+    assert not torch.equal(env.get_state(), saved)
+    env.set_state(saved)
+    assert torch.equal(env.get_state(), saved)
+    obs_now = env.task.task_observations(env.task.evaluate())
+    for key, value in obs_then.items():
+        torch.testing.assert_close(obs_now[key], value, atol=1e-5, rtol=0, msg=key)
+
+
+def test_partial_reset_leaves_other_envs_untouched(env):
+    env.reset(seed=0)
+    policy = env.task.solution_policy()
+    for _ in range(6):
+        env.step(policy())
+    before = env.get_state()
+    env.reset(seed=[40], options={"env_idx": torch.tensor([1])})
+    after = env.get_state()
+    keep = torch.tensor([0, 2])
+    assert torch.equal(after[keep], before[keep])
+    assert not torch.equal(after[1], before[1])
+    assert env.elapsed_steps.tolist() == [6, 0, 6]
+
+
+def _rewards_under_scripted_policy(task_id: str, reward_mode: str, steps: int):
+    """Rewards (steps, 2) and success (steps, 2) of the scripted policy from seed 5."""
+    env = robosim.make(task_id, num_envs=2, reward_mode=reward_mode)
+    try:
+        env.reset(seed=5)
+        policy = env.task.solution_policy()
+        rewards, success = [], []
+        for _ in range(steps):
+            _, reward, _, _, info = env.step(policy())
+            rewards.append(reward)
+            success.append(info["success"])
+        return torch.stack(rewards), torch.stack(success)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_reward_modes_and_ranges(task_id):
+    """Same seeds and actions in three envs: dense is in [-max, 0] and exactly 0 only on
+    success steps, normalized_dense = dense / max, sparse = success as 1/0."""
+    steps = 45 if task_id == "OpenDrawer-v1" else 80
+    dense, success = _rewards_under_scripted_policy(task_id, "dense", steps)
+    assert success.any(), "the scripted policy should reach success within the window"
+    assert (dense >= -MAX_DENSE[task_id]).all() and (dense <= 0).all()
+    assert (dense[success] == 0).all()
+    assert (dense[~success] < 0).all()
+    normalized, success_n = _rewards_under_scripted_policy(task_id, "normalized_dense", steps)
+    assert torch.equal(success_n, success)
+    torch.testing.assert_close(normalized, dense / MAX_DENSE[task_id])
+    assert (normalized >= -1).all() and (normalized <= 0).all()
+    sparse, success_s = _rewards_under_scripted_policy(task_id, "sparse", steps)
+    assert torch.equal(success_s, success)
+    assert torch.equal(sparse, success.float())
+
+
+# -- OpenDrawer-v1 ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def drawer_env():
+    env = robosim.make("OpenDrawer-v1", num_envs=4)
+    yield env
+    env.close()
+
+
+def test_drawer_starts_closed_with_the_cabinet_placed_as_documented(drawer_env):
+    env = drawer_env
+    env.reset(seed=11)
+    root = env.task.cabinet.root_pose()
+    # docstring: x 0.27 +- 0.02 m, y +- 0.06 m, yaw +- 0.2 rad, on the ground, drawer closed
+    assert ((root[:, 0] - 0.27).abs() <= 0.02 + 1e-6).all()
+    assert (root[:, 1].abs() <= 0.06 + 1e-6).all() and (root[:, 2].abs() < 1e-5).all()
+    assert (quat_yaw(root[:, 3:]).abs() <= 0.2 + 1e-5).all()
+    assert (env.task.cabinet.qpos()[:, 0].abs() < 1e-6).all()
+    # the handle stands in front (-x) of the cabinet, toward the robot
+    assert (env.task.handle_position()[:, 0] < root[:, 0]).all()
+
+
+def test_drawer_does_not_slide_by_itself(drawer_env):
+    env = drawer_env
+    env.reset(seed=12)
+    for _ in range(20):
+        env.step(None)
+    assert (env.task.cabinet.qpos()[:, 0].abs() < 1e-3).all()
+
+
+def test_drawer_success_at_ninety_percent_of_its_travel(drawer_env):
+    env = drawer_env
+    env.reset(seed=13)
+    assert env.task.cabinet.qlimits()[0].tolist() == pytest.approx([0.0, 0.25])
+    # 0.9 * 0.25 m = 0.225 m opens it; just under does not
+    q = torch.tensor([[0.0], [0.2], [0.224], [0.226]])
+    env.task.cabinet.set_qpos(q)
+    info = env.task.evaluate()
+    assert info["success"].tolist() == [False, False, False, True]
+
+
+# -- PushT-v1 --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tee_env():
+    env = robosim.make("PushT-v1", num_envs=4)
+    yield env
+    env.close()
+
+
+def test_push_t_goals_follow_the_documented_distribution(tee_env):
+    env = tee_env
+    env.reset(seed=21)
+    goal = env.task.get_task_state()          # (N, 3): x, y, yaw
+    assert goal.shape == (4, 3)
+    assert ((goal[:, 0] >= -0.02 - 1e-6) & (goal[:, 0] <= 0.04 + 1e-6)).all()
+    assert (goal[:, 1].abs() <= 0.08 + 1e-6).all()
+    pose = env.task.tee.pose()
+    distance = (pose[:, :2] - goal[:, :2]).norm(dim=1)
+    assert ((distance >= 0.07 - 1e-5) & (distance <= 0.11 + 1e-5)).all()
+    yaw_offset = torch.remainder(goal[:, 2] - quat_yaw(pose[:, 3:]) + math.pi, 2 * math.pi) - math.pi
+    assert (yaw_offset.abs() <= 0.3 + 1e-5).all()
+    # the goal marker shows the goal
+    marker = env.task.goal_marker.pose()
+    torch.testing.assert_close(marker[:, :2], goal[:, :2])
+
+
+def test_push_t_success_needs_position_and_yaw(tee_env):
+    env = tee_env
+    env.reset(seed=22)
+    goal = env.task.get_task_state()
+    # docstring: centre within 2.5 cm and yaw within 0.15 rad of the goal
+    offsets = torch.tensor([[0.0, 0.0, 0.0], [0.02, 0.0, 0.1], [0.03, 0.0, 0.0], [0.0, 0.0, 0.2]])
+    xy = goal[:, :2] + offsets[:, :2]
+    z = torch.full((4, 1), 0.02)
+    env.task.tee.set_pose(torch.cat([xy, z, yaw_quat(goal[:, 2] + offsets[:, 2])], dim=1))
+    info = env.task.evaluate()
+    assert info["success"].tolist() == [True, True, False, False]
+
+
+# -- scripted solutions ------------------------------------------------------------------
+@pytest.mark.parametrize("task_id", TASKS)
+def test_scripted_solution_succeeds_on_64_seeded_episodes(task_id):
+    env = robosim.make(task_id, num_envs=16)
+    try:
+        policy = env.task.solution_policy()
+        result = evaluate(env, lambda obs: policy(), 64, seed=0)
+    finally:
+        env.close()
+    assert result.episodes == 64
+    assert result.success_rate >= 0.8, f"{task_id}: scripted success {result.success_rate:.0%} < 80%"
