@@ -5,8 +5,8 @@ New objects per episode without rebuilding the scene: every env holds K variants
 play for those envs only, so it works under partial resets. A parked variant is
 kinematic, has its collisions filtered out (PhysX collision groups 0) and waits below
 its env's floor; the active one is a normal dynamic body. The view reads and writes the
-active variant as an ActorView does; its state is [active variant index, pose (7),
-velocity (6)] per env.
+active variant as an ActorView does; its state is [pose (7), velocity (6), active
+variant index] per env (an ActorView's layout plus one column).
 """
 from __future__ import annotations
 
@@ -118,12 +118,12 @@ class ObjectPoolView(_CachedReads):
             body.set_angular_velocity(row[3:])
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
-        """float32 (M, 14): active variant index, pose, velocity."""
+        """float32 (M, 14): pose, velocity, active variant index."""
         active = torch.from_numpy(self.active.astype(np.float32))[:, None]
-        state = torch.cat([active, self.pose(), self.velocity()], dim=1)
+        state = torch.cat([self.pose(), self.velocity(), active], dim=1)
         return state if env_idx is None else state[env_idx]
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
-        self.activate(state[:, 0].round().to(torch.int64), env_idx)
-        self.set_pose(state[:, 1:1 + POSE_DIM], env_idx)
-        self.set_velocity(state[:, 1 + POSE_DIM:], env_idx)
+        self.activate(state[:, -1].round().to(torch.int64), env_idx)
+        self.set_pose(state[:, :POSE_DIM], env_idx)
+        self.set_velocity(state[:, POSE_DIM:POSE_DIM + VELOCITY_DIM], env_idx)
