@@ -1,10 +1,12 @@
 """OpenDrawer-v1: pull a cabinet's drawer open by its handle.
 
 The cabinet (robosim_tasks.cabinet, dimensions in assets/cabinet.json) stands in front
-of the robot, its front facing -x; each episode it is shifted by up to +-3 cm in x,
-+-8 cm in y and turned by up to +-0.25 rad about z (a root-pose write), the drawer
-closed. The drawer slides out along the cabinet's -x axis, joint range [0, 0.25] m,
-with damping and friction so it stays where it is left.
+of the robot, its front facing -x, its root at x = 0.27 m; each episode it is shifted
+by up to +-2 cm in x and +-6 cm in y and turned by up to +-0.2 rad about z (a
+root-pose write), the drawer closed. The drawer slides out along the cabinet's -x
+axis, joint range [0, 0.25] m, with damping and friction so it stays where it is left.
+Its handle is a vertical bar 7 cm in front of the drawer, centred 0.27 m above the
+ground. The cabinet's root pose and joint state are physics state (get_state).
 
 Success: drawer joint position >= 90% of its travel (0.225 m). Never fails.
 
@@ -15,9 +17,12 @@ and exactly 0 on the success step. Every other step pays < 0, so hovering near t
 handle or half-way never earns more than opening the drawer (the episode ends on
 success). Sparse: 1 on success, else 0.
 
-Scripted solution: turn the gripper to point along the cabinet's +x (fingers across the
-vertical handle bar), approach from 12 cm in front, close on the bar, then pull along
-the drawer's axis with a carrot 3 cm ahead of the handle.
+Task obs (env frame): cabinet_pose (N, 7), drawer_qpos (N, 1) m, handle_pos (N, 3),
+tcp_to_handle_pos (N, 3).
+
+Scripted solution: the gripper pointing down with its jaws across the cabinet's y axis
+goes to 8 cm in front of the handle bar at grasp height, slides onto the bar, closes,
+then pulls along the drawer's axis with a carrot 3 cm ahead of the handle.
 """
 from __future__ import annotations
 

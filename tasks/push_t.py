@@ -5,9 +5,10 @@ The block has ManiSkill3's PushT proportions (a 20 x 5 cm bar over a 5 x 15 cm s
 axis, the stem along +y). A flat grey T on the ground marks the goal.
 
 Goals are translation-dominant, so a scripted pusher reaches them reliably: the goal
-centre lies uniformly in x [0.02, 0.08], y [-0.08, 0.08] m; the block starts 8-12 cm
-behind it along a direction within +-45 deg of -x (pushes go away from the robot), at a
-uniform yaw, and the goal's yaw differs from the start's by at most +-0.3 rad.
+centre lies uniformly in x [-0.02, 0.04], y [-0.08, 0.08] m; the block starts 7-11 cm
+from it, behind it along a direction within +-45 deg of +x (pushes go away from the
+robot), at a uniform yaw, and the goal's yaw differs from the start's by at most
++-0.3 rad. Task state: the goal (N, 3) [x, y, yaw].
 
 Success: the block's centre within 2.5 cm (xy) of the goal's and its yaw within
 0.15 rad of the goal's. Never fails.
@@ -19,11 +20,15 @@ Dense reward (in [-3.5, 0]; normalized_dense = dense / 3.5, in [-1, 0]): per ste
 and exactly 0 on the success step, so hovering never pays more than succeeding (the
 episode ends on success). Sparse: 1 on success, else 0.
 
+Task obs (env frame): tee_pose (N, 7), goal_pose (N, 7) [goal centre at the block's
+height, goal yaw], tcp_to_tee_pos (N, 3).
+
 Scripted solution: a pusher with the gripper closed that repeats push segments: go
 above a point behind the block on the line from the goal through the block's centre,
-shifted sideways in proportion to the yaw error (an off-centre push turns the block),
-lower to 2 cm, push toward the goal until the block's centre has passed the goal's
-projection on the push line, lift, repeat.
+lower to 2 cm, push toward the goal while keeping a sideways offset proportional to
+the yaw error (an off-centre push turns the block), until the block's centre is 1 cm
+short of the goal's projection on the push line; lift, repeat. Within 1.5 cm of the
+goal with the yaw still off, a segment pushes one end of the bar across it instead.
 """
 from __future__ import annotations
 
