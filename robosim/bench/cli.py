@@ -56,6 +56,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from robosim.bench.runner import BenchConfig, format_report, run, write_json_atomic
 
     cfg = BenchConfig.dry_run() if args.dry_run else BenchConfig.quick() if args.quick else BenchConfig()
+    if args.json not in (None, "-"):   # checked before the run; never creates directories
+        from robosim.record.files import check_output_path
+
+        try:
+            check_output_path("--json", args.json, (".json",))
+        except (ValueError, TypeError) as err:
+            raise SystemExit(f"robosim bench: error: {err}") from None
     if args.num_envs:
         from robosim.sim.layout import MAX_ENVS_PER_SYSTEM
 

@@ -167,7 +167,7 @@ class BaseEnv(gym.Env):
         else:
             env_idx = torch.arange(self.num_envs)
         seeds = checks.to_seeds("seed", seed, env_idx)
-        reconfigure = bool(options.get("reconfigure", False))
+        reconfigure = checks.to_bool("options['reconfigure']", options.get("reconfigure", False))
         if reconfigure and partial:
             raise ValueError("options['reconfigure'] rebuilds every env; it cannot be combined with options['env_idx']")
 
@@ -268,9 +268,14 @@ class BaseEnv(gym.Env):
         self._faults.states_written()
 
     def save_state(self) -> int:
-        """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym)."""
+        """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym).
+
+        The snapshot is also written back: PhysX keeps solver state that get_state cannot
+        read and every write resets, so only then do the run after save_state and the run
+        after restore_state continue bit-identically (docs/reliability.md)."""
         state_id = self._next_state_id
         self._saved_states[state_id] = self.get_state().clone()
+        self.set_state(self._saved_states[state_id])
         self._next_state_id += 1
         return state_id
 

@@ -33,10 +33,21 @@ def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch
     return value
 
 
+MAX_SEED = 2**63 - 1   # seeds are stored as int64
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def to_env_index(name: str, value: Any, num_envs: int, device: torch.device) -> torch.Tensor:
-    """Validate a set of env indices: 1-D ints in [0, num_envs), non-empty, no duplicates."""
+    """Validate a set of env indices: 1-D ints in [0, num_envs), non-empty, no duplicates.
+    A list/tuple must hold ints (no bools or floats: they would be cast silently)."""
     if isinstance(value, (list, tuple, range)):
-        value = torch.as_tensor(list(value), dtype=torch.int64)
+        bad = [v for v in value if not _is_int(v)]
+        if bad:
+            raise ValueError(f"{name} must hold ints (env indices), got {bad[0]!r} ({type(bad[0]).__name__})")
+        value = torch.as_tensor([int(v) for v in value], dtype=torch.int64)
     elif isinstance(value, np.ndarray):
         value = torch.from_numpy(value)
     if not isinstance(value, torch.Tensor):
@@ -74,14 +85,29 @@ def to_seeds(name: str, seed: Any, env_idx: torch.Tensor) -> list[int] | None:
         return None
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int, a list of ints or None, got {seed!r}")
-    if isinstance(seed, (int, np.integer)):
+    if _is_int(seed):
         seeds = [int(seed) + int(i) for i in env_idx.tolist()]
     elif isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
-        seeds = [int(s) for s in (seed.tolist() if hasattr(seed, "tolist") else seed)]
+        if isinstance(seed, (np.ndarray, torch.Tensor)) and seed.ndim != 1:
+            raise ValueError(f"{name} array must be 1-D, got shape {tuple(seed.shape)}")
+        values = seed.tolist() if hasattr(seed, "tolist") else list(seed)
+        bad = [s for s in values if not _is_int(s)]
+        if bad:
+            raise TypeError(f"{name} list must hold ints, got {bad[0]!r} ({type(bad[0]).__name__})")
+        seeds = [int(s) for s in values]
         if len(seeds) != len(env_idx):
             raise ValueError(f"{name} list must have one seed per env being reset ({len(env_idx)}), got {len(seeds)}")
     else:
         raise TypeError(f"{name} must be an int, a list of ints or None, got {type(seed).__name__}")
-    if min(seeds) < 0:
-        raise ValueError(f"{name} must be >= 0, got {seed!r}")
+    if min(seeds) < 0 or max(seeds) > MAX_SEED:
+        raise ValueError(f"{name} must be in [0, 2**63 - 1] for every env being reset, got {seed!r}")
     return seeds
+
+
+def to_bool(name: str, value: Any) -> bool:
+    """A real bool (numpy/torch 0-d bools too); a string such as "false" is refused."""
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.numel() == 1:
+        return bool(value)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
+    return bool(value)

@@ -40,6 +40,7 @@ class ReplayReport:
     m, rad, m/s, ...); first_divergence[k]: first step with any difference, or -1."""
 
     mode: str = "actions"
+    isolation: str = "shared"
     episodes: int = 0
     steps: int = 0
     max_abs_error: list[float] = field(default_factory=list)
@@ -61,6 +62,11 @@ class ReplayReport:
         if not diverged:
             return head
         lines = [head]
+        if self.mode == "actions" and self.isolation == "shared":
+            lines.append("  (recorded with physics_isolation='shared': envs that share one PhysX system "
+                         "influence each other, so a re-simulation differs once the batch around an episode "
+                         "differs; record with --physics-isolation separate for an exact replay, or replay "
+                         "--mode states)")
         lines += [f"  episode {k}: first differs at step {self.first_divergence[k]}, max abs error "
                   f"{self.max_abs_error[k]:.3g}" for k in diverged[:20]]
         return "\n".join(lines)
@@ -90,7 +96,7 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
         rounds[per_slot[e.env_index]].append(e)
         per_slot[e.env_index] += 1
     writer = VideoWriter(video) if video is not None else None
-    report = ReplayReport(mode=mode)
+    report = ReplayReport(mode=mode, isolation=str(traj.env_kwargs.get("physics_isolation", "shared")))
     env = None
     try:
         env = robosim.make(traj.task_id, num_envs=batch, render_mode="rgb_array" if video else None,

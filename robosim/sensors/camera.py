@@ -159,6 +159,8 @@ class HumanViewConfig:
                 raise ValueError(f"render_camera {field} must be a finite float, got {value!r}")
         if self.distance <= 0:
             raise ValueError(f"render_camera distance must be > 0 m, got {self.distance!r}")
+        if not 0.0 < self.fovy < math.pi:
+            raise ValueError(f"render_camera fovy must be in (0, pi) rad, got {self.fovy!r}")
 
     @classmethod
     def from_user(cls, render_camera: dict | None, render_size=None) -> "HumanViewConfig":

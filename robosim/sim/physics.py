@@ -12,6 +12,7 @@ default uses them from MIN_ENVS_FOR_WORKERS on. Results stay repeatable run to r
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ import sapien
 
 
 MIN_ENVS_FOR_WORKERS = 32
+MAX_CPU_WORKERS = 64   # PhysX starts this many threads per system; more is a typo, not a setting
 
 
 def default_cpu_workers(num_envs: int) -> int:
@@ -52,13 +54,31 @@ class PhysicsConfig:
     gpu_heap_capacity: int = 2**26
 
     def __post_init__(self):
-        if not isinstance(self.solver_position_iterations, int) or not 1 <= self.solver_position_iterations <= 255:
-            raise ValueError(f"solver_position_iterations must be an int in [1, 255], "
-                             f"got {self.solver_position_iterations!r}")
-        if self.cpu_workers is not None and (not isinstance(self.cpu_workers, int) or self.cpu_workers < 0):
-            raise ValueError(f"cpu_workers must be an int >= 0 or None, got {self.cpu_workers!r}")
+        def is_int(value) -> bool:
+            return isinstance(value, int) and not isinstance(value, bool)
+
+        for name, low, high in (("solver_position_iterations", 1, 255), ("solver_velocity_iterations", 0, 255)):
+            value = getattr(self, name)
+            if not is_int(value) or not low <= value <= high:
+                raise ValueError(f"{name} must be an int in [{low}, {high}], got {value!r}")
+        if self.cpu_workers is not None and (not is_int(self.cpu_workers)
+                                             or not 0 <= self.cpu_workers <= MAX_CPU_WORKERS):
+            raise ValueError(f"cpu_workers must be an int in [0, {MAX_CPU_WORKERS}] or None, got {self.cpu_workers!r}")
+        for name, low, high in (("sleep_threshold", 0.0, math.inf), ("contact_offset", 0.0, 1.0),
+                                ("rest_offset", 0.0, 1.0), ("bounce_threshold", 0.0, math.inf),
+                                ("static_friction", 0.0, 100.0), ("dynamic_friction", 0.0, 100.0),
+                                ("restitution", 0.0, 1.0)):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                    or not low <= value <= high):
+                raise ValueError(f"{name} must be a finite number in [{low}, {high}], got {value!r}")
         if not 0.0 <= self.rest_offset < self.contact_offset:
             raise ValueError(f"need 0 <= rest_offset < contact_offset, got {self.rest_offset} and {self.contact_offset}")
+        for name in ("gpu_max_rigid_contact_count", "gpu_max_rigid_patch_count", "gpu_found_lost_pairs_capacity",
+                     "gpu_temp_buffer_capacity", "gpu_heap_capacity"):
+            value = getattr(self, name)
+            if not is_int(value) or not 1 <= value <= 2**31 - 1:
+                raise ValueError(f"{name} must be an int in [1, 2**31 - 1], got {value!r}")
 
     def workers(self, num_envs: int) -> int:
         return default_cpu_workers(num_envs) if self.cpu_workers is None else self.cpu_workers

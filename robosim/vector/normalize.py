@@ -44,14 +44,29 @@ class RunningMeanStd:
     def state_dict(self) -> dict[str, Any]:
         return {"mean": self.mean.clone(), "var": self.var.clone(), "count": self.count}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        if tuple(state["mean"].shape) != tuple(self.mean.shape):
-            raise ValueError(f"state['mean'] must have shape {tuple(self.mean.shape)}, "
-                             f"got {tuple(state['mean'].shape)}")
+    def load_state_dict(self, state: dict[str, Any], name: str = "state") -> None:
+        """Load {"mean", "var", "count"} after checking all of it (nothing changes on error)."""
+        if not isinstance(state, dict) or set(state) != {"mean", "var", "count"}:
+            raise ValueError(f"{name} must be a dict with keys ['count', 'mean', 'var'], got "
+                             f"{sorted(state) if isinstance(state, dict) else type(state).__name__}")
+        shape = tuple(self.mean.shape)
+        for key in ("mean", "var"):
+            value = state[key]
+            if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
+                raise ValueError(f"{name}['{key}'] must be a float tensor, got {type(value).__name__}")
+            if tuple(value.shape) != shape:
+                raise ValueError(f"{name}['{key}'] must have shape {shape}, got {tuple(value.shape)}")
+            if not torch.isfinite(value).all():
+                raise ValueError(f"{name}['{key}'] must be finite, got NaN/inf")
+        if (state["var"] < 0).any():
+            raise ValueError(f"{name}['var'] must be >= 0, got min {float(state['var'].min())}")
+        count = state["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"{name}['count'] must be an int >= 0, got {count!r}")
         device = self.mean.device
         self.mean = state["mean"].to(device, torch.float64).clone()
         self.var = state["var"].to(device, torch.float64).clone()
-        self.count = int(state["count"])
+        self.count = count
 
 
 def _leaves(obs: Any, prefix: str = "") -> dict[str, torch.Tensor]:
@@ -163,19 +178,43 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if not isinstance(state, dict) or not {"obs_rms", "ret_rms"} <= set(state):
-            raise ValueError(f"state must be a dict from NormalizeVecEnv.state_dict(), got keys "
-                             f"{sorted(state) if isinstance(state, dict) else type(state).__name__}")
+        """Load statistics from state_dict(); everything is checked first, so a bad state
+        raises ValueError and leaves the statistics as they were."""
+        if not isinstance(state, dict) or not {"obs_rms", "ret_rms"} <= set(state) <= {"obs_rms", "ret_rms",
+                                                                                       "settings"}:
+            raise ValueError(f"state must be a dict from NormalizeVecEnv.state_dict() (keys obs_rms, ret_rms, "
+                             f"settings), got {sorted(state) if isinstance(state, dict) else type(state).__name__}")
+        obs_rms = self.obs_rms
         if state["obs_rms"] is not None:
-            self.obs_rms = {}
+            if not isinstance(state["obs_rms"], dict):
+                raise ValueError(f"state['obs_rms'] must be a dict of statistics per obs key, "
+                                 f"got {type(state['obs_rms']).__name__}")
+            if self.obs_rms is not None and set(state["obs_rms"]) != set(self.obs_rms):
+                raise ValueError(f"state['obs_rms'] must have this env's obs keys {sorted(self.obs_rms)}, "
+                                 f"got {sorted(state['obs_rms'])}")
+            obs_rms = {}
             for path, rms_state in state["obs_rms"].items():
-                rms = RunningMeanStd(tuple(rms_state["mean"].shape), self.device)
-                rms.load_state_dict(rms_state)
-                self.obs_rms[path] = rms
-        self.ret_rms.load_state_dict(state["ret_rms"])
+                mean = rms_state.get("mean") if isinstance(rms_state, dict) else None
+                shape = (tuple(self.obs_rms[path].mean.shape) if self.obs_rms is not None
+                         else tuple(mean.shape) if isinstance(mean, torch.Tensor) else ())
+                rms = RunningMeanStd(shape, self.device)
+                rms.load_state_dict(rms_state, name=f"state['obs_rms'][{path!r}]")
+                obs_rms[path] = rms
+        ret_rms = RunningMeanStd((), self.device)
+        ret_rms.load_state_dict(state["ret_rms"], name="state['ret_rms']")
+        self.obs_rms, self.ret_rms = obs_rms, ret_rms
 
     def save(self, path: str | os.PathLike) -> None:
         torch.save(self.state_dict(), path)
 
     def load(self, path: str | os.PathLike) -> None:
-        self.load_state_dict(torch.load(path, weights_only=True))
+        """Load statistics saved by save(); a missing, corrupt or foreign file raises
+        ValueError naming it, and the statistics stay as they were."""
+        if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+            raise ValueError(f"path must be an existing file written by NormalizeVecEnv.save(), got {path!r}")
+        try:
+            state = torch.load(path, weights_only=True)
+        except Exception as err:   # torch raises EOFError, UnpicklingError, RuntimeError, ...
+            raise ValueError(f"path must be a file written by NormalizeVecEnv.save(), got {path!r} "
+                             f"({type(err).__name__}: {err})") from None
+        self.load_state_dict(state)
