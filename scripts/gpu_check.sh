@@ -19,7 +19,7 @@
 #      would otherwise download with no timeout): from GitHub when it answers, else
 #      from .gpu/physx-linux-so.zip if the bundle has it. Without it the physx_gpu
 #      tests are SKIPPED with the reason and the benchmark reports it.
-#   3. Vulkan loader (cameras): if ldconfig knows no libvulkan and .gl/*.deb exist,
+#   0. Vulkan loader (cameras): if ldconfig knows no libvulkan and .gl/*.deb exist,
 #      they are unpacked into / (the device machines' documented recipe).
 # Output: everything is printed and also written to ${GPU_CHECK_OUT:-.gpu/out}/.
 set -uo pipefail
@@ -79,6 +79,12 @@ mkdir -p "$OUTDIR"
 exec > >(tee "$OUTDIR/gpu_check.log") 2>&1
 log "$(date -u +%FT%TZ) on $(nvidia-smi -L | head -1)"
 
+# ---- 0. Vulkan loader (before sapien is imported) -------------------------------------------------------------------
+if ! ldconfig -p 2>/dev/null | grep -q libvulkan && ls "$ROOT"/.gl/*.deb >/dev/null 2>&1; then
+  log "no libvulkan known to ldconfig: unpacking .gl/*.deb"
+  for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+fi
+
 # ---- 1. Python packages ------------------------------------------------------------------
 export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 have_deps() { "$PY" -c 'import sapien, mani_skill, gymnasium, trimesh, robosim_tasks' >/dev/null 2>&1; }
@@ -115,15 +121,9 @@ fi
 if [ -f "$LIBDIR/libPhysXGpu_64.so" ]; then log "PhysX GPU library: $LIBDIR/libPhysXGpu_64.so"
 else log "PhysX GPU library MISSING at $LIBDIR (offline and not in the bundle): physx_cuda tests will be skipped"; fi
 
-# ---- 3. Vulkan loader ----------------------------------------------------------------------
-if ! ldconfig -p 2>/dev/null | grep -q libvulkan && ls "$ROOT"/.gl/*.deb >/dev/null 2>&1; then
-  log "no libvulkan known to ldconfig: unpacking .gl/*.deb"
-  for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-fi
-
 # ---- GPU suite: a fresh process, nothing else imported first ----------------------------------
 log "GPU suite: pytest tests/gpu (skips are listed with their reasons)"
-"$PY" -m pytest -p no:cacheprovider -q -rs tests/gpu 2>&1 | tee "$OUTDIR/pytest_gpu.txt"
+"$PY" -m pytest -p no:cacheprovider -v -rs tests/gpu 2>&1 | tee "$OUTDIR/pytest_gpu.txt"
 SUITE=${PIPESTATUS[0]}
 
 # ---- benchmark rows on physx_cuda (each case in its own process) --------------------------------

@@ -114,6 +114,20 @@ def test_scripted_solutions_succeed_on_256_envs(task_id):
         env.close()
 
 
+def test_a_control_step_fetches_each_gpu_buffer_at_most_once():
+    env = robosim.make("PickCube-v1", num_envs=8, sim_backend="physx_cuda")
+    try:
+        env.reset(seed=0)
+        action = torch.zeros(8, *env.single_action_space.shape, device=env.device)
+        env.step(action)
+        before = env.sim.buffers.fetch_calls
+        env.step(action)                  # 5 substeps, then evaluation, obs and reward
+        # rigid bodies, link poses, qpos, qvel: at most one fetch each (ManiSkill3 makes 8)
+        assert env.sim.buffers.fetch_calls - before <= 4
+    finally:
+        env.close()
+
+
 def test_a_step_makes_no_host_synchronization():
     env = robosim.make("PickCube-v1", num_envs=64, sim_backend="physx_cuda")
     try:
