@@ -39,6 +39,10 @@ class CabinetSpec:
         if missing:
             raise ValueError(f"cabinet JSON {str(path)!r} must have sections body, drawer, handle; "
                              f"missing {sorted(missing)}")
+        for section in ("body", "drawer", "handle"):
+            if not isinstance(data[section], dict):
+                raise ValueError(f"cabinet JSON section {section!r} must be an object of sizes, "
+                                 f"got {data[section]!r}")
         spec = cls(data["body"], data["drawer"], data["handle"])
         spec.check()
         return spec

@@ -3,8 +3,13 @@ partial resets, the success criteria their docstrings state, and their scripted
 solutions (>= 80% of 64 seeded episodes). Real SAPIEN physics throughout."""
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
+import imageio.v2 as imageio
 import pytest
 import torch
 
@@ -12,6 +17,7 @@ import robosim
 import robosim_tasks.open_drawer  # noqa: F401  (registers the tasks in a source tree)
 import robosim_tasks.push_t  # noqa: F401
 from robosim.record.evaluate import evaluate
+from robosim_tasks.cabinet import CabinetSpec
 from robosim_tasks.common import quat_yaw, yaw_quat
 
 TASKS = ["OpenDrawer-v1", "PushT-v1"]
@@ -200,3 +206,32 @@ def test_scripted_solution_succeeds_on_64_seeded_episodes(task_id):
         env.close()
     assert result.episodes == 64
     assert result.success_rate >= 0.8, f"{task_id}: scripted success {result.success_rate:.0%} < 80%"
+
+
+# -- the cabinet description and the example picture --------------------------------------
+def test_cabinet_description_is_checked(tmp_path):
+    spec = CabinetSpec.load()            # assets/cabinet.json
+    assert spec.travel == pytest.approx(0.25)
+    bad = {"body": dict(spec.body), "drawer": {**spec.drawer, "width": spec.body["width"] + 0.1},
+           "handle": dict(spec.handle)}
+    path = tmp_path / "wide_drawer.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="drawer"):
+        CabinetSpec.load(path)
+    path.write_text(json.dumps({**bad, "drawer": {**spec.drawer, "travel": -0.1}}))
+    with pytest.raises(ValueError, match=r"drawer\.travel must be a number > 0"):
+        CabinetSpec.load(path)
+    with pytest.raises(ValueError, match="path must be an existing cabinet JSON file"):
+        CabinetSpec.load(tmp_path / "missing.json")
+
+
+def test_task_frames_example_writes_the_picture(tmp_path):
+    out = tmp_path / "tasks.png"
+    script = Path(__file__).resolve().parents[2] / "examples" / "task_frames.py"
+    result = subprocess.run([sys.executable, str(script), str(out), "--size", "96"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    picture = imageio.imread(out)
+    assert picture.shape == (96, 2 * 96 + 2, 3)
+    for half in (picture[:, :96], picture[:, 98:]):
+        assert half.std() > 10          # a rendered scene, not a blank frame
