@@ -72,8 +72,8 @@ class BaseEnv(gym.Env):
         if task.supported_robots is not None and robot not in task.supported_robots:
             raise ValueError(f"robot must be one that {task.__name__} supports, one of "
                              f"{list(task.supported_robots)}, got {robot!r}")
-        self._robot_factory = lambda: Robot(spec, self.control_mode, task.robot_base_position)
-        self._robot_factory()   # checks the control mode and the URDF before anything is built
+        # checks the control mode and the URDF before anything is built; loaded in _build
+        self.robot = Robot(spec, self.control_mode, task.robot_base_position)
         checks.check_choice("sim_backend", sim_backend, SIM_BACKENDS)
         reconfiguration_freq = 0 if reconfiguration_freq is None else reconfiguration_freq  # ManiSkill3: None = never
         if render_mode is not None:
@@ -103,6 +103,7 @@ class BaseEnv(gym.Env):
             render_mode == "rgb_array", sensor_configs, render_camera, render_size, render_lod)
         self.reconfiguration_freq = int(reconfiguration_freq)
         self.task = task(self, **task_params)
+        self.task_params = dict(task_params)
         self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
         self.substeps = task.sim_freq // task.control_freq
         self.device = torch.device("cuda" if resolve_backend(sim_backend) == "physx_cuda" else "cpu")
@@ -111,7 +112,6 @@ class BaseEnv(gym.Env):
         self.randomization = EventManager(task.default_events, randomization, self.num_envs, 1.0 / task.control_freq)
         if seed is not None:   # seeded from the first build on: assets of env i depend on (seed_i, build r)
             self._rng.seed(checks.to_seeds("seed", seed, torch.arange(self.num_envs)), np.arange(self.num_envs))
-        self._build_seeds = self._rng.base_seeds.clone()
         self._saved_states: dict[int, torch.Tensor] = {}
         self._next_state_id = 0
         self._full_resets = 0
@@ -137,9 +137,9 @@ class BaseEnv(gym.Env):
         self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics,
                                     isolation=self.physics_isolation)
         self.sim.add_ground()
-        self.robot = self._robot_factory()
         self.robot.load(self.sim)
         build = self._rng.builds
+        self._build_seeds = self._rng.base_seeds.clone()
         self.sim.object_modifiers = self.randomization.object_modifiers(self._rng.base_seeds, build)
         self.task.build_scene(self.sim, self._rng.next_build())
         self.sim.finalize()
@@ -178,7 +178,6 @@ class BaseEnv(gym.Env):
             self._rng.seed(seeds, idx_np)
             if not partial and self._randomizes_build and not torch.equal(self._build_seeds, self._rng.base_seeds):
                 self._rng.builds = 0     # assets of a seeded full reset: build 0 of the new seeds
-                self._build_seeds = self._rng.base_seeds.clone()
                 reconfigure = True
         if not partial:
             if self.reconfiguration_freq and self._full_resets % self.reconfiguration_freq == 0 and self._full_resets:
@@ -298,6 +297,12 @@ class BaseEnv(gym.Env):
         if self.render_mode == "sensors":
             return self.cameras.render_sensors()
         return self.human_camera.capture()
+
+    @property
+    def build_seeds(self) -> list[int]:
+        """The per-env base seeds the current scene's build draws came from (make(seed=...)
+        with this list rebuilds the same assets)."""
+        return [int(v) for v in self._build_seeds.tolist()]
 
     @property
     def _randomizes_build(self) -> bool:

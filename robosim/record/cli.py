@@ -62,7 +62,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                            control_mode=args.control_mode, sim_backend=args.sim_backend,
                            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
                            render_camera=args.camera,
-                           render_lod=args.render_lod, physics_isolation=args.physics_isolation)
+                           render_lod=args.render_lod, physics_isolation=args.physics_isolation,
+                           seed=args.seed)   # seeded from the first build: randomized assets reproduce
     except (ValueError, TypeError) as err:
         return _fail("eval", err)
     recorder = env

@@ -41,7 +41,9 @@ def env_header(env) -> dict[str, Any]:
     kwargs = dict(obs_mode="none", control_mode=env.control_mode, reward_mode=env.reward_mode,
                   sim_backend=env.sim_backend, max_episode_steps=env.max_episode_steps,
                   reconfiguration_freq=env.reconfiguration_freq,
-                  physics_isolation=getattr(env, "physics_isolation", "shared"))
+                  physics_isolation=getattr(env, "physics_isolation", "shared"),
+                  # what rebuilds the same assets and events: randomization, build seeds, task parameters
+                  randomization=env.randomization.spec, seed=env.build_seeds, **env.task_params)
     return dict(robosim_version=robosim.__version__, task_id=task_id_of(env), env_kwargs=kwargs,
                 num_envs=env.num_envs, state_dim=env.state_dim, action_dim=int(env.single_action_space.shape[0]),
                 sim_backend=env.sim_backend, control_mode=env.control_mode)
@@ -106,6 +108,8 @@ class RecordEpisode:
     # -- env API -------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)   # validates its arguments
+        if self.trajectory is not None and info.get("reconfigure"):   # a rebuild: record its seeds
+            self.trajectory.header.update(env_header(self.env))
         idx = (options or {}).get("env_idx")
         env_idx = (torch.arange(self.num_envs) if idx is None
                    else checks.to_env_index("options['env_idx']", idx, self.num_envs, torch.device("cpu")))

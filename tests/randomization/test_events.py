@@ -160,3 +160,57 @@ def test_memory_flat_over_reconfigures_and_swaps():
     print(f"RSS after warm-up {base / 2**20:.0f} MiB; after 300 reconfigures {after_reconfigure / 2**20:.0f} MiB; "
           f"after 3,000 pool swaps {after_swaps / 2**20:.0f} MiB ({growth:+.1%})")
     assert growth < 0.05
+
+
+TWO_PROCESS_SCRIPT = """
+import hashlib, torch, robosim, robosim_tasks.pick_object
+from tests_events_spec import EVENTS
+env = robosim.make("PickObject-v1", num_envs=3, seed=11, randomization=EVENTS)
+env.reset(seed=11)
+gen = torch.Generator().manual_seed(0)
+h = hashlib.sha256()
+for t in range(15):
+    action = torch.rand(3, *env.single_action_space.shape, generator=gen) * 2 - 1
+    env.step(action)
+    h.update(env.get_state().numpy().tobytes())
+    if t == 7:
+        env.reset(options={"env_idx": torch.tensor([1])})
+print(h.hexdigest())
+"""
+
+
+def test_two_processes_same_seed_same_randomized_trajectory(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "tests_events_spec.py").write_text(f"EVENTS = {json.dumps(EVENTS)}\n")
+    (tmp_path / "run.py").write_text(TWO_PROCESS_SCRIPT)
+    digests = [subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True, check=True,
+                              timeout=300).stdout.strip() for _ in range(2)]
+    assert len(digests[0]) == 64 and digests[0] == digests[1]
+
+
+def test_recorded_randomized_episodes_replay_with_their_assets(tmp_path):
+    from robosim.record.replay import replay
+    from robosim.record.trajectory import TrajectoryFile
+    from robosim.record.wrapper import RecordEpisode
+
+    path = str(tmp_path / "po.h5")
+    env = RecordEpisode(robosim.make("PickObject-v1", num_envs=2, seed=21, randomization=EVENTS), trajectory=path)
+    try:
+        env.reset(seed=21)
+        assets = env.task.rest_z.clone()
+        for _ in range(8):
+            env.step(torch.zeros(2, *env.single_action_space.shape))
+    finally:
+        env.close()
+    kwargs = TrajectoryFile(path).env_kwargs
+    assert kwargs["randomization"] == EVENTS and kwargs["seed"] == [21, 22]
+    rebuilt = robosim.make("PickObject-v1", num_envs=2, **{k: v for k, v in kwargs.items() if k != "obs_mode"})
+    try:
+        assert torch.equal(rebuilt.task.rest_z, assets)      # the same objects are rebuilt
+    finally:
+        rebuilt.close()
+    report = replay(path, mode="states", progress=False)
+    assert report.episodes == 2 and report.worst == 0
