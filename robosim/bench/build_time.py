@@ -1,8 +1,11 @@
-"""Build, reconfigure and full-reset time against N: what domain randomization pays.
+"""Build, reconfigure, reset and object-pool swap time against N: what domain
+randomization pays.
 
 For each batch size N: `robosim.make(task, num_envs=N)` (build), then
 `reset(options={"reconfigure": True})` (a rebuild of every env), then a plain full
 `reset()`; each the median of `repeats` timings (seconds), state obs, no cameras.
+`measure_swap_times` compares, on PickObject-v1 (a pool of 4 objects per env), a full
+reset that swaps every env's object with a PickCube-v1 reset and with a reconfigure.
 """
 from __future__ import annotations
 
@@ -52,4 +55,44 @@ def format_build_times(rows: list[dict], task_id: str = "PickCube-v1") -> str:
     for row in rows:
         lines.append(f"{row['num_envs']:>5}  {row['build_s']:>8.3f}  {row['reconfigure_s']:>13.3f}  "
                      f"{row['reset_s'] * 1000:>13.1f}")
+    return "\n".join(lines)
+
+
+def measure_swap_times(num_envs: Sequence[int] = (16, 64), repeats: int = 5, progress: bool = True) -> list[dict]:
+    """[{num_envs, cube_reset_s, pool_swap_reset_s, reconfigure_s}] medians: a PickCube-v1
+    full reset, a PickObject-v1 full reset (every env swaps to a drawn pool variant),
+    and a PickObject-v1 reconfigure (rebuilds every pool)."""
+    import robosim
+    import robosim_tasks.pick_object  # noqa: F401  (registers PickObject-v1 from a source tree)
+
+    rows = []
+    bar = tqdm(total=len(num_envs) * 3, desc="pool swaps", disable=not progress, leave=False)
+    for n in num_envs:
+        row = {"num_envs": n}
+        for key, task, options in (("cube_reset_s", "PickCube-v1", None), ("pool_swap_reset_s", "PickObject-v1", None),
+                                   ("reconfigure_s", "PickObject-v1", {"reconfigure": True})):
+            env = robosim.make(task, num_envs=n, seed=0)
+            try:
+                env.reset(seed=0)
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    env.reset(options=options)
+                    times.append(time.perf_counter() - start)
+            finally:
+                env.close()
+            row[key] = statistics.median(times)
+            bar.update()
+        rows.append(row)
+    bar.close()
+    return rows
+
+
+def format_swap_times(rows: list[dict]) -> str:
+    lines = ["new objects per episode: PickObject-v1 pool swap (4 variants/env) vs a PickCube-v1 reset and a "
+             "PickObject-v1 reconfigure (median ms)",
+             f"{'N':>5}  {'PickCube reset':>14}  {'pool swap reset':>15}  {'reconfigure':>11}  {'reconfigure/swap':>16}"]
+    for r in rows:
+        lines.append(f"{r['num_envs']:>5}  {r['cube_reset_s'] * 1e3:>14.1f}  {r['pool_swap_reset_s'] * 1e3:>15.1f}  "
+                     f"{r['reconfigure_s'] * 1e3:>11.1f}  {r['reconfigure_s'] / r['pool_swap_reset_s']:>15.1f}x")
     return "\n".join(lines)
