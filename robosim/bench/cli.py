@@ -1,0 +1,116 @@
+"""The `robosim bench` sub-command (registered in robosim.cli.EXTERNAL_COMMANDS)."""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+
+DESCRIPTION = """\
+Measure env-steps/s of robosim PickCube-v1 (state obs, random actions) at several batch
+sizes N for pd_ee_delta_pose and pd_joint_delta_pos, next to ManiSkill3 PickCube-v1
+(same control mode and obs, physx_cpu, one env per process) and the raw PhysX ceiling
+(the same Panda + cube scene built with plain SAPIEN in one PhysxCpuSystem, only the
+5 substeps per control step timed). Also a reset-heavy robosim row (every env resets
+every 10 steps). Cases alternate within each repeat to cancel machine drift; every
+number is a median over repeats. Prints a table and the ratios robosim/ManiSkill3 and
+robosim/ceiling, and writes all runs as JSON (atomically: temp file, then rename).
+
+On a 2-core machine: --dry-run takes seconds, --quick under 2 minutes, a full run
+about 6 minutes. physx_cuda rows are added when a CUDA device is present."""
+
+
+def add_bench_command(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("bench", help="benchmark robosim against ManiSkill3 and the raw PhysX ceiling",
+                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true",
+                      help="3 repeats of short blocks: finishes in under 2 minutes")
+    size.add_argument("--dry-run", action="store_true",
+                      help="N in {1, 2}, one repeat of 2 steps per case: checks that every path runs "
+                           "(seconds; the numbers mean nothing)")
+    p.add_argument("--json", metavar="PATH", default=None,
+                   help="where to write the results (default: bench_results/bench-<mode>-<time>.json; "
+                        "'-' to skip)")
+    p.add_argument("--num-envs", metavar="N", type=int, nargs="+", default=None,
+                   help="batch sizes to measure (default: 1 16 64 256; dry run: 1 2)")
+    p.add_argument("--control-modes", metavar="MODE", nargs="+", default=None,
+                   choices=["pd_ee_delta_pose", "pd_joint_delta_pos", "pd_joint_pos", "pd_ee_delta_pos"],
+                   help="control modes (default: pd_ee_delta_pose pd_joint_delta_pos)")
+    p.add_argument("--repeats", type=int, default=None, help="timed blocks per case (default: 7; quick: 3)")
+    p.add_argument("--block-seconds", type=float, default=None,
+                   help="timed seconds per block, at least (default: 1.5; quick: 0.35)")
+    p.add_argument("--no-maniskill", action="store_true", help="skip the ManiSkill3 peer")
+    p.add_argument("--no-reset-heavy", action="store_true", help="skip the reset-heavy row")
+    p.add_argument("--no-build-times", action="store_true",
+                   help="skip the build / reconfigure / full-reset times at N = 1, 16, 64, 256 and the "
+                        "object-pool swap times at N = 16, 64")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first block's reset (default: 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
+    return p
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import torch
+
+    from robosim.bench.runner import BenchConfig, format_report, run, write_json_atomic
+
+    cfg = BenchConfig.dry_run() if args.dry_run else BenchConfig.quick() if args.quick else BenchConfig()
+    if args.json not in (None, "-"):   # checked before the run; never creates directories
+        from robosim.record.files import check_output_path
+
+        try:
+            check_output_path("--json", args.json, (".json",))
+        except (ValueError, TypeError) as err:
+            raise SystemExit(f"robosim bench: error: {err}") from None
+    if args.num_envs:
+        from robosim.sim.layout import MAX_ENVS_PER_SYSTEM
+
+        if any(not 1 <= n <= MAX_ENVS_PER_SYSTEM for n in args.num_envs):
+            raise SystemExit(f"--num-envs must be ints in [1, {MAX_ENVS_PER_SYSTEM}] (physx_cpu grid), "
+                             f"got {args.num_envs}")
+        cfg.num_envs = tuple(args.num_envs)
+    if args.control_modes:
+        cfg.control_modes = tuple(args.control_modes)
+    if args.repeats is not None:
+        if args.repeats < 1:
+            raise SystemExit(f"--repeats must be >= 1, got {args.repeats}")
+        cfg.repeats = args.repeats
+    if args.block_seconds is not None:
+        cfg.block_seconds = max(0.0, args.block_seconds)
+    cfg.maniskill = not args.no_maniskill
+    cfg.reset_heavy = not args.no_reset_heavy
+    cfg.seed = args.seed
+    if torch.cuda.is_available():
+        cfg.sim_backends = ("physx_cpu", "physx_cuda")
+
+    doc = run(cfg, progress=not args.no_progress)
+    print(format_report(doc))
+    if not args.no_build_times:
+        from robosim.bench.build_time import (format_build_times, format_swap_times, measure_build_times,
+                                              measure_swap_times)
+
+        sizes = (1, 2) if args.dry_run else (1, 16, 64, 256)
+        doc["build_times"] = measure_build_times(num_envs=sizes, repeats=1 if args.dry_run else 3,
+                                                 progress=not args.no_progress)
+        print(format_build_times(doc["build_times"]))
+        doc["swap_times"] = measure_swap_times(num_envs=(1, 2) if args.dry_run else (16, 64),
+                                               repeats=1 if args.dry_run else 5, progress=not args.no_progress)
+        print(format_swap_times(doc["swap_times"]))
+    path = args.json
+    if path is None:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = os.path.join("bench_results", f"bench-{cfg.label}-{stamp}.json")
+    if path != "-":
+        write_json_atomic(doc, path)
+        print(f"results: {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m robosim.bench")
+    sub = parser.add_subparsers(dest="command")
+    add_bench_command(sub)
+    args = parser.parse_args(["bench", *(sys.argv[1:] if argv is None else argv)])
+    return args.func(args)
