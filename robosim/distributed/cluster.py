@@ -30,14 +30,13 @@ def check_address(ray_address: str | None) -> tuple[str, int] | None:
 def connect(ray_address: str | None = None, timeout_s: float = 10.0) -> bool:
     """Make sure this process is a Ray driver. Returns True if this call started Ray.
 
-    Already connected: nothing happens. ray_address None: a local Ray instance (no
+    An address is always checked; if this process is already connected nothing else
+    happens (the existing connection is used). ray_address None: a local Ray instance (no
     dashboard). Otherwise the head at ray_address must accept a TCP connection within
     timeout_s (s), else ConnectionError naming the address."""
     import ray
 
     target = check_address(ray_address)
-    if ray.is_initialized():
-        return False
     if target is not None:
         try:
             socket.create_connection(target, timeout=timeout_s).close()
@@ -45,11 +44,56 @@ def connect(ray_address: str | None = None, timeout_s: float = 10.0) -> bool:
             raise ConnectionError(f"ray_address {ray_address!r} is unreachable: nothing accepted a connection "
                                   f"at {target[0]}:{target[1]} within {timeout_s:g} s ({err}). Start the head "
                                   f"with `ray start --head --port={target[1]}` or fix the address.") from None
+    if ray.is_initialized():
+        current = ray.get_runtime_context().gcs_address
+        if target is not None and not ray_address.startswith("ray://") and not _same_address(current, target):
+            raise ValueError(f"ray_address must be the cluster this process is connected to ({current!r}), "
+                             f"got {ray_address!r}; call ray.shutdown() first to switch clusters")
+        return False
     try:
         if ray_address is None:
             ray.init(include_dashboard=False, logging_level="warning", configure_logging=True)
         else:
-            ray.init(address=ray_address, logging_level="warning")
+            _init_within(ray_address, timeout_s)
     except ConnectionError as err:
-        raise ConnectionError(f"ray_address {ray_address!r}: Ray could not connect ({err})") from None
+        raise ConnectionError(f"ray_address {ray_address!r}: Ray could not connect within about "
+                              f"{timeout_s:g} s ({err})") from None
     return True
+
+
+def _same_address(current: str, target: tuple[str, int]) -> bool:
+    host, _, port = current.rpartition(":")
+    try:
+        same_host = socket.gethostbyname(host) == socket.gethostbyname(target[0])
+    except OSError:
+        same_host = host == target[0]
+    return same_host and port == str(target[1])
+
+
+def check_capacity(workers: int, worker_cpus: float) -> None:
+    """The cluster must have workers * worker_cpus CPUs in all, else the actors would
+    wait forever for a place: ValueError naming both numbers."""
+    import ray
+
+    total = ray.cluster_resources().get("CPU", 0.0)
+    if workers * worker_cpus > total + 1e-9:
+        raise ValueError(f"workers * worker_cpus must fit the Ray cluster's {total:g} CPUs, got {workers} * "
+                         f"{worker_cpus:g} = {workers * worker_cpus:g} (lower worker_cpus, fractions are fine)")
+
+
+def _init_within(ray_address: str, timeout_s: float) -> None:
+    """ray.init(address=...), its GCS connection retries bounded to about timeout_s
+    (Ray tries once a second, RAY_gcs_server_port_wait_time_s times; default ~20)."""
+    import os
+
+    import ray
+
+    key = "RAY_gcs_server_port_wait_time_s"
+    user_value = os.environ.get(key)
+    if user_value is None:
+        os.environ[key] = str(max(1, round(timeout_s)))
+    try:
+        ray.init(address=ray_address, logging_level="warning")
+    finally:
+        if user_value is None:
+            os.environ.pop(key, None)

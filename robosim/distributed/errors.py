@@ -21,6 +21,11 @@ class WorkerError(RuntimeError):
         self.remote_traceback = remote_traceback
 
 
+class WorkerNotBuiltError(RuntimeError):
+    """Raised inside a worker whose env was never built: Ray restarted its process
+    (its constructor ran again) and the driver has not rebuilt it yet."""
+
+
 class WorkerLostError(RuntimeError):
     """A worker process died and Ray could not bring it back (restarts used up, node gone)."""
 

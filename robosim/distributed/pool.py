@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from robosim.distributed.errors import WorkerLostError, remote_error
+from robosim.distributed.errors import WorkerLostError, WorkerNotBuiltError, remote_error
 from robosim.distributed.sharding import Shard
 
 
@@ -47,6 +47,7 @@ class WorkerPool:
 
     def gather(self, refs: dict[int, Any]) -> tuple[dict[int, Any], list[int]]:
         """Wait for every ref. Returns (results by worker, workers whose process died).
+        A call that reached a restarted, not yet rebuilt worker counts as died.
         An exception raised inside a worker is re-raised here (robosim.distributed.errors),
         after every call has finished, so no call is left in flight."""
         import ray
@@ -57,7 +58,10 @@ class WorkerPool:
             try:
                 results[k] = ray.get(ref)
             except RayTaskError as err:
-                error = error or remote_error(self.where(k), k, err)
+                if isinstance(err.cause, WorkerNotBuiltError):
+                    lost.append(k)  # the call reached a restarted process before the driver noticed
+                else:
+                    error = error or remote_error(self.where(k), k, err)
             except RayActorError:
                 lost.append(k)
         if error is not None:
@@ -83,7 +87,10 @@ class WorkerPool:
                 raise WorkerLostError(f"{self.where(k)} died and was not restarted within "
                                       f"{self.restart_timeout_s:g} s")
             try:
-                self.identities[k] = ray.get(self.actors[k].identity.remote(), timeout=remaining)
+                identity = ray.get(self.actors[k].identity.remote(), timeout=remaining)
+                if identity == self.identities[k]:
+                    raise WorkerLostError(f"{self.where(k)} lost its env without a restart (closed?)")
+                self.identities[k] = identity
                 break
             except ActorUnavailableError:
                 time.sleep(0.2)

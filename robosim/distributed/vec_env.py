@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from robosim.distributed.cluster import connect
+from robosim.distributed.cluster import check_capacity, connect
 from robosim.distributed.pool import WorkerPool
 from robosim.distributed.sharding import (concat_trees, fill_final_keys, info_without_final, split_envs,
                                           to_torch_tree)
@@ -73,6 +73,7 @@ class RayVecEnv(gym.vector.VectorEnv):
             raise ValueError(f"max_restarts must be an int >= 0, got {max_restarts!r}")
         self.autoreset_mode = to_autoreset_mode(autoreset_mode)
         connect(ray_address, connect_timeout_s)
+        check_capacity(workers, worker_cpus)
 
         self.shards = split_envs(self.num_envs, workers)
         self.pool = WorkerPool(VecShardWorker, self.shards,

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from typing import Any
 
 import numpy as np
 import torch
 
+from robosim.distributed.errors import WorkerNotBuiltError
 from robosim.distributed.sharding import Shard, to_numpy_tree
 
 
@@ -37,7 +39,29 @@ class ShardHost:
 
         if self.env is not None:
             self.env.close()
-        self.env = robosim.make(self.task_id, num_envs=self.shard.num_envs, **self.env_kwargs, **extra)
+        kwargs = {**self._physics_threads(), **self.env_kwargs, **extra}
+        self.env = robosim.make(self.task_id, num_envs=self.shard.num_envs, **kwargs)
+        return self.env
+
+    def _physics_threads(self) -> dict[str, Any]:
+        """PhysX worker threads for the CPUs Ray reserved for this worker (robosim's own
+        default counts every core of the machine, which K workers would oversubscribe):
+        none below 2 CPUs or MIN_ENVS_FOR_WORKERS envs, else one per CPU, at most 4.
+        An explicit `physics` env kwarg wins."""
+        import ray
+
+        from robosim.sim import PhysicsConfig
+        from robosim.sim.physics import MIN_ENVS_FOR_WORKERS
+
+        if "physics" in self.env_kwargs or self.env_kwargs.get("physics_isolation", "shared") != "shared":
+            return {}
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1.0)
+        threads = 0 if cpus < 2 or self.shard.num_envs < MIN_ENVS_FOR_WORKERS else min(int(cpus), 4)
+        return {"physics": PhysicsConfig(cpu_workers=threads)}
+
+    def _built(self):
+        if self.env is None:
+            raise WorkerNotBuiltError(f"{self.shard} has no env: its process was restarted")
         return self.env
 
     def close(self) -> None:
@@ -54,6 +78,7 @@ class VecShardWorker(ShardHost):
         super().__init__(shard, task_id, env_kwargs)
         self.autoreset_mode = autoreset_mode
         self.venv = None
+        self.step_seconds: list[float] = []
 
     def build(self) -> dict[str, Any]:
         """Build the env; returns its spaces, metadata and this worker's identity."""
@@ -69,6 +94,7 @@ class VecShardWorker(ShardHost):
     def reset(self, seeds: list[int] | None, env_idx: list[int] | None, options: dict[str, Any]) -> tuple:
         """Reset all envs of the shard, or local `env_idx`; seeds has one entry per env
         of the shard (or is None). Returns numpy (obs, info) for the whole shard."""
+        self._built()
         options = dict(options)
         if env_idx is not None:
             options["env_idx"] = torch.as_tensor(env_idx, dtype=torch.int64)
@@ -76,8 +102,18 @@ class VecShardWorker(ShardHost):
 
     def step(self, actions: np.ndarray | None) -> tuple:
         """One vector step (autoreset included) with float32 (n, A) actions or None."""
+        self._built()
+        start = time.perf_counter()
         action = None if actions is None else torch.tensor(actions)  # Ray's arrays are read-only
-        return to_numpy_tree(self.venv.step(action))
+        out = to_numpy_tree(self.venv.step(action))
+        self.step_seconds.append(time.perf_counter() - start)
+        return out
+
+    def take_step_seconds(self) -> list[float]:
+        """Wall seconds each step() spent inside this worker since the last call (for
+        robosim.bench.distributed: the rest of a driver's step is Ray's overhead)."""
+        out, self.step_seconds = self.step_seconds, []
+        return out
 
     def recover(self) -> tuple:
         """After Ray restarted this process: build, reset every env (unseeded: the old
@@ -94,6 +130,7 @@ class VecShardWorker(ShardHost):
         return to_numpy_tree(out)
 
     def render(self) -> np.ndarray | None:
+        self._built()
         frames = self.venv.render()
         return None if frames is None else frames.detach().cpu().numpy()
 

@@ -1,0 +1,45 @@
+"""A real Ray instance for the distributed tests, sized for a 2-core machine: 2 CPUs,
+no dashboard, a small object store; workers reserve half a CPU each."""
+from __future__ import annotations
+
+import pytest
+import ray
+import torch
+
+WORKER_CPUS = 0.5
+
+
+def start_local_ray() -> None:
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20, logging_level="warning",
+             log_to_driver=False)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    start_local_ray()
+    yield
+    ray.shutdown()
+
+
+def assert_same_tree(got, want, path="", atol=0.0):
+    """Same keys, shapes and dtypes; bool/int leaves equal, float leaves within atol
+    (atol=0: bit-exact)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), f"{path}: keys {sorted(got)} != {sorted(want)}"
+        for key in want:
+            assert_same_tree(got[key], want[key], f"{path}/{key}", atol)
+    elif isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), path
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same_tree(g, w, f"{path}[{i}]", atol)
+    elif isinstance(want, torch.Tensor):
+        assert isinstance(got, torch.Tensor), f"{path}: {type(got)}"
+        assert got.shape == want.shape and got.dtype == want.dtype, f"{path}: {got.shape} {got.dtype} vs {want.shape} {want.dtype}"
+        if want.dtype.is_floating_point and atol > 0:
+            torch.testing.assert_close(got, want, rtol=0, atol=atol, msg=lambda m: f"{path}: {m}")
+        else:
+            assert torch.equal(got, want), f"{path}: {got} != {want}"
+    else:
+        assert got == want, f"{path}: {got!r} != {want!r}"

@@ -1,0 +1,74 @@
+"""A worker process killed with SIGKILL: Ray restarts it, its envs come back reset and
+truncated with info["worker_restarted"], and the run goes on; past max_restarts the
+driver raises WorkerLostError naming the worker."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+
+from robosim.distributed import RayVecEnv, WorkerLostError
+
+from .conftest import WORKER_CPUS
+
+N, K, MAX_STEPS = 4, 2, 20
+
+
+def zeros(venv):
+    return torch.zeros(N, venv.single_action_space.shape[0])
+
+
+def test_next_step_mode_kill_between_steps_then_restarts_run_out(local_ray):
+    venv = RayVecEnv("PickCube-v1", N, K, autoreset_mode=AutoresetMode.NEXT_STEP, worker_cpus=WORKER_CPUS,
+                     max_restarts=1, max_episode_steps=MAX_STEPS)
+    venv.reset(seed=0)
+    for _ in range(3):
+        last_obs, *_ = venv.step(zeros(venv))
+    killed = venv.worker_pids[1]
+    os.kill(killed, signal.SIGKILL)
+
+    obs, reward, terminated, truncated, info = venv.step(zeros(venv))
+    assert info["worker_restarted"].tolist() == [False, False, True, True]
+    assert truncated.tolist() == [False, False, True, True] and not terminated.any()
+    assert reward[2:].eq(0).all()
+    assert torch.equal(obs[2:], last_obs[2:])         # NEXT_STEP: the last rows the driver saw end the episode
+    assert info["elapsed_steps"].tolist()[:2] == [4, 4]
+    assert venv.worker_pids[1] != killed and venv.worker_restarts == [0, 1]
+
+    obs, reward, terminated, truncated, info = venv.step(zeros(venv))   # the reset step of NEXT_STEP
+    assert "worker_restarted" not in info
+    assert info["elapsed_steps"].tolist() == [5, 5, 0, 0] and reward[2:].eq(0).all()
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = venv.step(zeros(venv))
+    assert info["elapsed_steps"].tolist() == [8, 8, 3, 3] and torch.isfinite(obs).all()
+
+    os.kill(venv.worker_pids[1], signal.SIGKILL)   # its only restart is used up
+    with pytest.raises(WorkerLostError, match=r"worker 1 \(envs 2-3\) on .* died and Ray will not restart it "
+                                              r"\(max_restarts=1, used 1\)"):
+        venv.step(zeros(venv))
+    venv.close()
+
+
+def test_same_step_mode_kill_while_the_step_is_in_flight(local_ray):
+    venv = RayVecEnv("PickCube-v1", N, K, autoreset_mode=AutoresetMode.SAME_STEP, worker_cpus=WORKER_CPUS,
+                     max_episode_steps=MAX_STEPS)
+    venv.reset(seed=0)
+    for _ in range(2):
+        last_obs, *_ = venv.step(zeros(venv))
+    killed = venv.worker_pids[0]
+    venv.step_async(zeros(venv))
+    os.kill(killed, signal.SIGKILL)
+    obs, reward, terminated, truncated, info = venv.step_wait()
+    assert info["worker_restarted"].tolist() == [True, True, False, False]
+    assert truncated.tolist() == [True, True, False, False] and reward[:2].eq(0).all()
+    assert info["_final_obs"].tolist() == [True, True, False, False]
+    assert torch.equal(info["final_obs"][:2], last_obs[:2])     # the last rows the driver returned
+    assert info["elapsed_steps"].tolist() == [0, 0, 3, 3]      # new episodes already started
+    assert venv.worker_pids[0] != killed and venv.worker_restarts == [1, 0]
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = venv.step(zeros(venv))
+    assert info["elapsed_steps"].tolist() == [3, 3, 6, 6] and "worker_restarted" not in info
+    venv.close()
