@@ -45,13 +45,22 @@ def add_bench_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-build-times", action="store_true",
                    help="skip the build / reconfigure / full-reset times at N = 1, 16, 64, 256 and the "
                         "object-pool swap times at N = 16, 64")
+    p.add_argument("--isolation", action="store_true",
+                   help="also time physics_isolation='separate' against 'shared' at N = 16, 64")
     p.add_argument("--seed", type=int, default=0, help="seed of the first block's reset (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--workers", metavar="K1,K2", default=None,
+                   help="instead: the Ray-sharded env on K workers against one process at N = 64, 256, Ray's "
+                        "per-step overhead and a projection for M machines (robosim.bench.distributed)")
     p.set_defaults(func=cmd_bench)
     return p
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.workers:
+        from robosim.bench.distributed import cmd_bench_workers
+
+        return cmd_bench_workers(args)
     import torch
 
     from robosim.bench.runner import BenchConfig, format_report, run, write_json_atomic
@@ -98,6 +107,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         doc["swap_times"] = measure_swap_times(num_envs=(1, 2) if args.dry_run else (16, 64),
                                                repeats=1 if args.dry_run else 5, progress=not args.no_progress)
         print(format_swap_times(doc["swap_times"]))
+    if args.isolation:
+        from robosim.bench.isolation import format_isolation_cost, measure_isolation_cost
+
+        doc["isolation_cost"] = measure_isolation_cost(num_envs=(1, 2) if args.dry_run else (16, 64),
+                                                       steps=5 if args.dry_run else 50,
+                                                       repeats=1 if args.dry_run else 5,
+                                                       progress=not args.no_progress)
+        print(format_isolation_cost(doc["isolation_cost"]))
     path = args.json
     if path is None:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
