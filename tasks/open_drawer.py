@@ -47,6 +47,7 @@ GRASP_BELOW_TOP = 0.025    # scripted grasp: tcp this far below the handle bar's
 class OpenDrawerTask(Task):
     max_episode_steps = 100
     max_dense_reward = 3.0
+    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     # from the robot's side, to the front-left of the cabinet: the handle and the drawer's travel
     human_camera = dict(target_position=(0.05, 0.0, 0.2), distance=1.0, yaw=-60.0, pitch=-25.0)
 

@@ -79,6 +79,7 @@ def wrap_angle(a: torch.Tensor) -> torch.Tensor:
 class PushTTask(Task):
     max_episode_steps = 150
     max_dense_reward = 3.5
+    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     # steeply from above, facing the robot: block, goal T and pusher
     human_camera = dict(target_position=(0.0, 0.0, 0.0), distance=0.75, yaw=200.0, pitch=-60.0)
 

@@ -1,6 +1,6 @@
 """OpenDrawer-v1 and PushT-v1: observations, state, rewards in every reward mode,
 partial resets, the success criteria their docstrings state, and their scripted
-solutions (>= 80% of 64 seeded episodes). Real SAPIEN physics throughout."""
+solutions (>= 80% of 64 seeded episodes, Panda and xArm7). Real SAPIEN physics throughout."""
 from __future__ import annotations
 
 import json
@@ -35,6 +35,12 @@ def env(request):
 
 def test_registered():
     assert {"OpenDrawer-v1", "PushT-v1"} <= set(robosim.list_tasks())
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_robots_the_task_does_not_support_are_refused(task_id):
+    with pytest.raises(ValueError, match="robot must be one that"):
+        robosim.make(task_id, num_envs=1, robot="koch")
 
 
 def test_obs_state_and_action_shapes(env):
@@ -196,16 +202,17 @@ def test_push_t_success_needs_position_and_yaw(tee_env):
 
 
 # -- scripted solutions ------------------------------------------------------------------
+@pytest.mark.parametrize("robot", ["panda", "xarm7"])
 @pytest.mark.parametrize("task_id", TASKS)
-def test_scripted_solution_succeeds_on_64_seeded_episodes(task_id):
-    env = robosim.make(task_id, num_envs=16)
+def test_scripted_solution_succeeds_on_64_seeded_episodes(task_id, robot):
+    env = robosim.make(task_id, num_envs=16, robot=robot)
     try:
         policy = env.task.solution_policy()
         result = evaluate(env, lambda obs: policy(), 64, seed=0)
     finally:
         env.close()
     assert result.episodes == 64
-    assert result.success_rate >= 0.8, f"{task_id}: scripted success {result.success_rate:.0%} < 80%"
+    assert result.success_rate >= 0.8, f"{task_id} with {robot}: scripted success {result.success_rate:.0%} < 80%"
 
 
 # -- the cabinet description and the example picture --------------------------------------
