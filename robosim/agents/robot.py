@@ -59,6 +59,9 @@ class Robot:
         spec = self.spec
         grip = spec.gripper
         gripper_joints = set(grip.joints) if grip else set()
+        arm_gains = (spec.stiffness, spec.damping, spec.force_limit)
+        gripper_gains = tuple(arm if g is None else g for g, arm in zip(
+            (grip.stiffness, grip.damping, grip.force_limit), arm_gains)) if grip else arm_gains
 
         def load_one(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
             # float32 like the views' origin arithmetic, so the pose equals a later reset's
@@ -68,11 +71,7 @@ class Robot:
                 for link in robot.get_links():
                     link.disable_gravity = True
             for joint in robot.get_active_joints():
-                if joint.name in gripper_joints:
-                    joint.set_drive_properties(grip.stiffness or spec.stiffness, grip.damping or spec.damping,
-                                               grip.force_limit or spec.force_limit)
-                else:
-                    joint.set_drive_properties(spec.stiffness, spec.damping, spec.force_limit)
+                joint.set_drive_properties(*(gripper_gains if joint.name in gripper_joints else arm_gains))
             return robot
 
         self.sim = sim

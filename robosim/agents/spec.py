@@ -8,7 +8,7 @@ env frame (the task workspace centre is the env origin).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from robosim.agents.controllers import CONTROL_MODES
@@ -84,7 +84,6 @@ class RobotSpec:
     disable_gravity: bool = True   # PD drives hold a pose exactly, like gravity compensation
     tool: ToolMount | None = None
     description: str = ""
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def arm_dof(self) -> int:

@@ -15,7 +15,7 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "robot_
 def test_gallery_png_has_one_rendered_tile_per_robot(tmp_path):
     out = tmp_path / "robots.png"
     result = subprocess.run([sys.executable, SCRIPT, str(out), "--size", "96"], capture_output=True, text=True,
-                            timeout=300)
+                            timeout=600)
     assert result.returncode == 0, result.stderr
     image = imageio.imread(out)
     robots = robosim.list_robots()
