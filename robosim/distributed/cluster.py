@@ -71,14 +71,15 @@ def _same_address(current: str, target: tuple[str, int]) -> bool:
 
 
 def check_capacity(workers: int, worker_cpus: float) -> None:
-    """The cluster must have workers * worker_cpus CPUs in all, else the actors would
-    wait forever for a place: ValueError naming both numbers."""
+    """The cluster must have workers * worker_cpus CPUs free now, else the actors would
+    wait for a place (for ever, on a fixed cluster): ValueError naming the numbers."""
     import ray
 
-    total = ray.cluster_resources().get("CPU", 0.0)
-    if workers * worker_cpus > total + 1e-9:
-        raise ValueError(f"workers * worker_cpus must fit the Ray cluster's {total:g} CPUs, got {workers} * "
-                         f"{worker_cpus:g} = {workers * worker_cpus:g} (lower worker_cpus, fractions are fine)")
+    free, total = ray.available_resources().get("CPU", 0.0), ray.cluster_resources().get("CPU", 0.0)
+    if workers * worker_cpus > free + 1e-9:
+        raise ValueError(f"workers * worker_cpus must fit the Ray cluster's free CPUs ({free:g} of {total:g}), got "
+                         f"{workers} * {worker_cpus:g} = {workers * worker_cpus:g} (lower worker_cpus: fractions "
+                         f"are fine; Ray CPUs only decide where workers go)")
 
 
 def _init_within(ray_address: str, timeout_s: float) -> None:

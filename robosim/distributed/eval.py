@@ -140,6 +140,8 @@ def evaluate_on_workers(task_id: str, policy: str, episodes: int, num_envs: int,
     from robosim.record.wrapper import RecordEpisode
 
     load_policy_factory(policy)  # a bad spec fails here, before any worker starts
+    if "seed_build" in env_kwargs:   # robosim.make's `seed` (first build), as one-process eval passes it
+        env_kwargs["seed"] = env_kwargs.pop("seed_build")
     if video is not None:
         env_kwargs.setdefault("render_mode", "rgb_array")
     env = ShardedEvalEnv(task_id, num_envs, workers, policy, frames=video is not None,
@@ -160,13 +162,21 @@ def evaluate_on_workers(task_id: str, policy: str, episodes: int, num_envs: int,
 
 def cmd_eval_on_workers(args: argparse.Namespace) -> int:
     """`robosim eval ... --workers K [--address ADDR]` once robosim.record.cli has
-    checked the task, policy and output paths."""
+    checked the task, policy and output paths; same env kwargs as one process."""
+    import sys
+
     start = time.perf_counter()
-    result = evaluate_on_workers(
-        args.task, args.policy, args.episodes, args.num_envs, args.workers, seed=args.seed, video=args.video,
-        trajectory=args.trajectory, ray_address=args.address, progress=True, obs_mode=args.obs_mode,
-        control_mode=args.control_mode, sim_backend=args.sim_backend,
-        render_mode="rgb_array" if args.video else None, render_size=args.render_size, render_lod=args.render_lod)
+    try:
+        result = evaluate_on_workers(
+            args.task, args.policy, args.episodes, args.num_envs, args.workers, seed=args.seed, video=args.video,
+            trajectory=args.trajectory, ray_address=args.address, progress=True, obs_mode=args.obs_mode,
+            control_mode=args.control_mode, sim_backend=args.sim_backend,
+            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
+            render_camera=getattr(args, "camera", None), render_lod=args.render_lod,
+            physics_isolation=getattr(args, "physics_isolation", "shared"), seed_build=args.seed)
+    except ConnectionError as err:
+        print(f"robosim eval: error: {err}", file=sys.stderr)
+        return 2
     elapsed = time.perf_counter() - start
     print(f"{args.task}, policy {args.policy}, {result.episodes} episodes on {args.num_envs} envs "
           f"over {args.workers} Ray workers (seed {args.seed}), {elapsed:.1f} s")

@@ -40,6 +40,8 @@ class ShardHost:
         if self.env is not None:
             self.env.close()
         kwargs = {**self._physics_threads(), **self.env_kwargs, **extra}
+        if isinstance(kwargs.get("seed"), int):   # robosim.make's build seed: global env i gets seed + i
+            kwargs["seed"] += self.shard.start
         self.env = robosim.make(self.task_id, num_envs=self.shard.num_envs, **kwargs)
         return self.env
 

@@ -58,6 +58,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ValueError(f"--episodes and --num-envs must be >= 1, got {args.episodes} and {args.num_envs}")
         HumanViewConfig.from_user(args.camera, args.render_size)
         factory = load_policy_factory(args.policy)
+        if args.workers != 1 or args.address is not None:   # envs spread over Ray workers
+            from robosim.distributed.eval import cmd_eval_on_workers
+
+            return cmd_eval_on_workers(args)
         env = robosim.make(args.task, num_envs=args.num_envs, obs_mode=args.obs_mode,
                            control_mode=args.control_mode, sim_backend=args.sim_backend,
                            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
@@ -136,6 +140,10 @@ def add_eval_command(sub) -> None:
     p.add_argument("--physics-isolation", default="shared", choices=["shared", "separate"],
                    help="shared: all envs in one PhysX system (fast); separate: one system per env, "
                         "each env bit-exact and replayable (default: shared)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="spread the envs over K Ray worker processes (default: 1, this process)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster for the workers, e.g. HEAD_IP:6379 (default: a local Ray instance)")
     p.set_defaults(func=cmd_eval)
 
 
