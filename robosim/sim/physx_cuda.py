@@ -142,12 +142,26 @@ class CudaActorView(ActorView):
 
     def bind(self, buffers: GpuBuffers, device: torch.device) -> None:
         self.buffers, self.device = buffers, device
-        self.index = torch.tensor([b.gpu_pose_index for b in self.bodies], device=device, dtype=torch.long)
+        # static bodies have no row in the GPU buffers and never move: their build pose
+        self.static = any(b is None for b in self.bodies)
+        self._static_pose = torch.tensor([[*e.pose.p, *e.pose.q] for e in self.entities], device=device,
+                                         dtype=torch.float32) if self.static else None
+        self.index = None if self.static else torch.tensor([b.gpu_pose_index for b in self.bodies],
+                                                           device=device, dtype=torch.long)
 
     def pose(self) -> torch.Tensor:
+        if self.static:
+            return self._static_pose.clone()
         return self.buffers.rigid()[self.index, :POSE_DIM]
 
+    def set_state(self, state, env_idx=None):
+        if not self.static:        # a static body's state is its build pose: nothing to write
+            super().set_state(state, env_idx)
+
     def _write(self, cols: slice, value: torch.Tensor, env_idx) -> None:
+        if self.static:
+            raise NotImplementedError(f"actor {self.name!r} is static: static bodies cannot move on physx_cuda "
+                                      "(build it kinematic)")
         data = self.buffers.rigid()     # current rows: the apply below pushes all of them
         data[_rows(env_idx, self.index), cols] = value.to(self.device, torch.float32)
         self.buffers.physx.gpu_apply_rigid_dynamic_data()
@@ -176,10 +190,13 @@ class CudaArticulationView(ArticulationView):
         self.link_index = torch.tensor([[l.gpu_pose_index for l in links] for links in self.links],
                                        device=device, dtype=torch.long)
         self._targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
-        self._limits = ArticulationView.qlimits(self).to(device)
+        self.joint_mask = self.joint_mask.to(device)
 
     def qlimits(self) -> torch.Tensor:
-        return self._limits.clone()
+        return super().qlimits().to(self.device)
+
+    def qlimits_per_env(self) -> torch.Tensor:
+        return super().qlimits_per_env().to(self.device)
 
     def qpos(self):
         self.buffers.fetch("qpos")
@@ -218,13 +235,25 @@ class CudaArticulationView(ArticulationView):
         px.cuda_articulation_target_qpos.torch()[_rows(env_idx, self.index), :self.dof] = targets
         px.gpu_apply_articulation_target_position()
 
-    def root_pose(self):
-        raise NotImplementedError("floating-base articulations are not supported on physx_cuda yet")
+    def root_pose(self) -> torch.Tensor:
+        """float32 (N, 7) root link pose, env frame."""
+        return self.buffers.links()[self.link_index[:, 0], :POSE_DIM]
 
     def set_root_pose(self, pose, env_idx=None):
         # a fixed base is placed through the builder at build time: SAPIEN ignores the
         # sub-scene offset in a later root-pose write
-        raise NotImplementedError("physx_cuda places a fixed-base robot at build time only")
+        raise NotImplementedError("physx_cuda places an articulation's root at build time only")
+
+    def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
+        """Rows (M, 7 + 3 dof): the root pose part is ignored (fixed roots stay where they
+        were built), then qpos, qvel, drive targets."""
+        if not self.fixed_root:
+            raise NotImplementedError("floating-base articulations are not supported on physx_cuda yet")
+        d = self.dof
+        joints = state[:, POSE_DIM:]
+        self.set_qpos(joints[:, :d], env_idx)
+        self.set_qvel(joints[:, d:2 * d], env_idx)
+        self.set_drive_targets(joints[:, 2 * d:], env_idx)
 
     def link_pose(self, link_name: str) -> torch.Tensor:
         """float32 (N, 7) pose of one link in the env frame, as PhysX computed it."""
