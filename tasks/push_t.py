@@ -58,7 +58,7 @@ YAW_THRESHOLD = 0.15
 TEE_REACH = math.hypot(STEM_HALF[0], BAR_HALF[1] + 2 * STEM_HALF[1] - COM_Y)
 END_OFFSET = 0.8 * BAR_HALF[0]                  # scripted turning push: this far along the bar (m)
 FINGER_HALF = 0.01                              # scripted pusher: half thickness of the closed jaws (m)
-TURN_PUSH = 0.03                                # and this far into the block (m)
+TURN_PUSH = 0.02                                # and this far into the block (m)
 
 
 def tee_shapes(color, collision: bool = True, half_thickness: float = HALF_THICKNESS, z: float = 0.0) -> list:
@@ -220,13 +220,13 @@ class PushTPolicy(PhasePolicy):
         fresh = (phase == 0) & (self.timer == 0)
         if fresh.any():
             self._plan(fresh)
-        com = task.tee.pose()[:, :2]
+        pose = task.tee.pose()
+        com = pose[:, :2]
         d = self.direction
         low = self.start.clone()
         low[:, 2] = self.push_z
         # while translating, keep the tcp's sideways offset from the centre line at the one
         # the current yaw error asks for (feedback: a fixed offset over-turns the block)
-        pose = task.tee.pose()
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
         yaw_err = wrap_angle(task.goal[:, 2] - quat_yaw(pose[:, 3:]))
         want = torch.clamp(-self.side_gain * yaw_err, -self.max_side, self.max_side)
@@ -238,9 +238,10 @@ class PushTPolicy(PhasePolicy):
         target = torch.where((phase == 2).unsqueeze(1), push, target)
         target = torch.where((phase == 3).unsqueeze(1), lifted, target)
         err = (target - tcp).norm(dim=1)
-        # translating: the centre reached the goal's projection; turning: the tcp pushed far enough
-        progress = torch.where(self.turning, (tcp[:, :2] * d).sum(dim=1), (com * d).sum(dim=1))
-        passed = progress >= self.goal_along - 0.01
+        # translating: the centre 1 cm short of the goal's projection (the block slides on
+        # a little); turning: the tcp pushed far enough
+        progress = torch.where(self.turning, (tcp[:, :2] * d).sum(dim=1), (com * d).sum(dim=1) + 0.01)
+        passed = progress >= self.goal_along
         nxt = phase.clone()
         nxt[(phase == 0) & (err < 0.015)] = 1
         nxt[(phase == 1) & (err < 0.008)] = 2
