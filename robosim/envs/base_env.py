@@ -186,7 +186,9 @@ class BaseEnv(gym.Env):
         if reconfigure:
             self._build()
         self.elapsed_steps[env_idx.to(self.device)] = 0
-        self.task.initialize_episode(env_idx.to(self.device), self._rng.next_episode(idx_np))
+        episode_rng = self._rng.next_episode(idx_np)
+        self.randomization.before_episode(env_idx, self._rng.base_seeds, self._rng.episode)
+        self.task.initialize_episode(env_idx.to(self.device), episode_rng)
         self.randomization.on_reset(env_idx, self._rng.base_seeds, self._rng.episode)
         self._faults.states_written()
         info = self._evaluate()

@@ -1,10 +1,12 @@
 """EventManager: applies the declared randomization events of one env batch.
 
-BaseEnv calls it at four points: `object_modifiers` before the task builds its scene
-(build-time description changes: scale, density, mass, colour of objects),
-`after_build` once the scene and cameras exist (runtime properties of "reconfigure"
-events), `on_reset(env_idx)` after the task initialized those envs' episodes, and
-`on_step()` before each control step's physics (interval events that are due).
+BaseEnv calls it at five points: `object_modifiers` before the task builds its scene
+(build-time description changes: scale, density of objects), `after_build` once the
+scene and cameras exist (runtime properties of "reconfigure" events),
+`before_episode(env_idx)` before the task initializes those envs' episodes (pool
+variant swaps, so the task places the object in play), `on_reset(env_idx)` after it
+(every other "reset" event), and `on_step()` before each control step's physics
+(interval events that are due).
 Every applied event is appended to `log` (event, mode, env, step, value).
 """
 from __future__ import annotations
@@ -111,11 +113,22 @@ class EventManager:
                 self._record(event, all_envs, mask, values, 0)
 
     # -- episodes ---------------------------------------------------------------------
-    def on_reset(self, env_idx: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
-        """Apply "reset" events to env_idx and re-arm their interval timers."""
+    def before_episode(self, env_idx: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
+        """Apply "reset" events that choose what is in the scene (pool variants) before the
+        task initializes the episode, so the task places the object that is in play."""
         env_idx = env_idx.cpu()
         for event in self.events:
-            if event.mode == "reset":
+            if event.mode == "reset" and event.property == "variant":
+                mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, 0, env_idx)
+                self._apply(event, env_idx, mask, values)
+                self._record(event, env_idx, mask, values, 0)
+
+    def on_reset(self, env_idx: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
+        """Apply the other "reset" events to env_idx (after the task initialized their
+        episodes) and re-arm their interval timers."""
+        env_idx = env_idx.cpu()
+        for event in self.events:
+            if event.mode == "reset" and event.property != "variant":
                 mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, 0, env_idx)
                 self._apply(event, env_idx, mask, values)
                 self._record(event, env_idx, mask, values, 0)
