@@ -1,5 +1,8 @@
 """PickCube-v1: grasp a 4 cm cube and hold it at a goal point in the air.
 
+Task parameters (make(..., name=value)): cube_half_size (m, default 0.02; the scripted
+solution handles 0.015-0.03 with the Panda's 8 cm gripper).
+
 Success: cube centre within 2.5 cm of the goal and the arm at rest (|qvel| < 0.2).
 
 Dense reward (in [-5, 0]; normalized_dense = dense / 5 in [-1, 0]): ManiSkill3's
@@ -35,18 +38,27 @@ class PickCubeTask(GoalPointMixin, Task):
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     max_episode_steps = 50
     max_dense_reward = 5.0
+    parameters = {"cube_half_size": CUBE_HALF}
+
+    @classmethod
+    def check_parameters(cls, given):
+        given = super().check_parameters(given)
+        half = given.get("cube_half_size", CUBE_HALF)
+        if not 0.005 <= half <= 0.05:
+            raise ValueError(f"task parameter cube_half_size must be in [0.005, 0.05] m, got {half!r}")
+        return given
 
     def build_scene(self, sim, rng):
-        self.cube = build_cube(sim, "cube", CUBE_HALF, [0.9, 0.15, 0.15, 1.0])
+        self.cube = build_cube(sim, "cube", self.cube_half_size, [0.9, 0.15, 0.15, 1.0])
         self.build_goal(sim, GOAL_THRESHOLD, [0.1, 0.8, 0.2, 0.6])
 
     def initialize_episode(self, env_idx, rng):
         super().initialize_episode(env_idx, rng)
-        pose = place_on_ground(rng, CUBE_HALF, -0.1, 0.1)
+        pose = place_on_ground(rng, self.cube_half_size, -0.1, 0.1)
         self.cube.set_pose(pose, env_idx)
         self.cube.set_velocity(pose.new_zeros(len(env_idx), 6), env_idx)
         goal_xy = rng.uniform(-0.1, 0.1, (2,))
-        goal_z = rng.uniform(0.0, 0.3, (1,)) + CUBE_HALF
+        goal_z = rng.uniform(0.0, 0.3, (1,)) + self.cube_half_size
         self.set_goal(torch.cat([goal_xy, goal_z], dim=1), env_idx)
 
     def evaluate(self):
@@ -60,7 +72,7 @@ class PickCubeTask(GoalPointMixin, Task):
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_obj_placed": placed,
             "is_robot_static": static,
-            "is_grasped": is_grasped(self.robot, qpos, obj_pos, CUBE_HALF),
+            "is_grasped": is_grasped(self.robot, qpos, obj_pos, self.cube_half_size),
             "obj_to_goal_dist": obj_to_goal,
         }
 

@@ -179,3 +179,19 @@ def test_cli_evaluates_a_task_from_a_user_module(tmp_path):
     listed = subprocess.run([robosim_cmd, "list", "--import", "usertasks"], cwd=tmp_path, capture_output=True,
                             text=True, env=env)
     assert "UserLift-v1" in listed.stdout
+
+
+def test_builtin_task_parameter_changes_the_scene_and_still_solves():
+    from robosim.record.evaluate import evaluate
+
+    env = robosim.make("PickCube-v1", num_envs=8, cube_half_size=0.03)
+    try:
+        env.reset(seed=0)
+        assert torch.allclose(env.task.cube.pose()[:, 2], torch.full((8,), 0.03), atol=1e-3)
+        policy = env.task.solution_policy()
+        result = evaluate(env, lambda obs: policy(), 16, seed=0, progress=False)
+        assert sum(result.success) >= 13
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="cube_half_size"):
+        robosim.make("PickCube-v1", num_envs=1, cube_half_size=0.5)
