@@ -206,16 +206,16 @@ class SerialChain:
         """The frames of `_frames(q)`, reused while q is the last q: `version` (the
         scene's ReadCache version q was read at) equal to the last one, or, with no
         version, q bit-for-bit equal to the last q on CPU (a GPU compare would wait
-        for the device, so there it recomputes)."""
+        for the device, so there it recomputes). Calls with and without a version can
+        be mixed: the last q is kept either way."""
         last = self._last
-        if last is not None and last[1] == q.shape and last[2] == q.dtype and last[3] == q.device:
-            if version is not None and last[0] == ("version", version):
-                return last[4]
-            if version is None and q.device.type == "cpu" and last[0][0] == "q" and torch.equal(last[0][1], q):
-                return last[4]
+        if last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype and last[1].device == q.device:
+            if version is not None and last[0] == version:
+                return last[2]
+            if version is None and q.device.type == "cpu" and torch.equal(last[1], q):
+                return last[2]
         frames = list(self._frames(q))
-        key = ("version", version) if version is not None else ("q", q.detach().clone())
-        self._last = (key, q.shape, q.dtype, q.device, frames)
+        self._last = (version, q.detach().clone(), frames)
         return frames
 
     def _frames(self, q: torch.Tensor):

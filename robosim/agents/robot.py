@@ -49,7 +49,7 @@ class Robot:
         self.tcp_link = spec.tcp_link
         self.view: ArticulationView | None = None
         self.sim: SimScene | None = None
-        self._last_tcp: tuple | None = None   # (key, tcp pose)
+        self._last_tcp: tuple | None = None   # (version, qpos, tcp pose) of the last FK
 
     # -- build ------------------------------------------------------------------------
     def load(self, sim: SimScene) -> ArticulationView:
@@ -141,21 +141,18 @@ class Robot:
         if qpos is None:
             qpos = self.view.qpos()
             version = self.sim.read_cache.version
-        last = self._last_tcp
-        if last is not None:
-            if version is not None and last[0] == ("version", version, qpos.shape):
-                return last[1].clone()
-            if (version is None and qpos.device.type == "cpu" and last[0][0] == "q"
-                    and last[0][1].shape == qpos.shape and last[0][1].dtype == qpos.dtype
-                    and torch.equal(last[0][1], qpos)):
-                return last[1].clone()
+        last = self._last_tcp   # (version or None, qpos, tcp): mixed calls share it
+        if last is not None and last[1].shape == qpos.shape and last[1].dtype == qpos.dtype:
+            if version is not None and last[0] == version:
+                return last[2].clone()
+            if version is None and qpos.device.type == "cpu" and torch.equal(last[1], qpos):
+                return last[2].clone()
         pos, rot = self.chain.forward(qpos[:, :self.arm_dof].double(), version)
         if self._base_rotated:
             base_rot = self._base_rot.to(pos)
             pos, rot = matvec3(base_rot, pos), matmul3(base_rot.expand_as(rot), rot)
         tcp = torch.cat([pos + self._base_pos_dev.to(pos), matrix_to_quat(rot)], dim=1).float()
-        key = ("version", version, qpos.shape) if version is not None else ("q", qpos.detach().clone())
-        self._last_tcp = (key, tcp)
+        self._last_tcp = (version, qpos.detach().clone(), tcp)
         return tcp.clone()
 
     def gripper_width(self, qpos: torch.Tensor) -> torch.Tensor:
