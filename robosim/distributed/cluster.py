@@ -70,16 +70,25 @@ def _same_address(current: str, target: tuple[str, int]) -> bool:
     return same_host and port == str(target[1])
 
 
-def check_capacity(workers: int, worker_cpus: float) -> None:
-    """The cluster must have workers * worker_cpus CPUs free now, else the actors would
-    wait for a place (for ever, on a fixed cluster): ValueError naming the numbers."""
+def check_capacity(workers: int, worker_cpus: float, wait_s: float = 10.0) -> None:
+    """The cluster must have workers * worker_cpus CPUs free, else the actors would wait
+    for a place (for ever, on a fixed cluster). CPUs of actors killed a moment ago come
+    back with a delay, so this waits up to wait_s (s) before the ValueError naming the
+    numbers."""
+    import time
+
     import ray
 
-    free, total = ray.available_resources().get("CPU", 0.0), ray.cluster_resources().get("CPU", 0.0)
-    if workers * worker_cpus > free + 1e-9:
-        raise ValueError(f"workers * worker_cpus must fit the Ray cluster's free CPUs ({free:g} of {total:g}), got "
-                         f"{workers} * {worker_cpus:g} = {workers * worker_cpus:g} (lower worker_cpus: fractions "
-                         f"are fine; Ray CPUs only decide where workers go)")
+    need, deadline = workers * worker_cpus, time.monotonic() + wait_s
+    while True:
+        free, total = ray.available_resources().get("CPU", 0.0), ray.cluster_resources().get("CPU", 0.0)
+        if need <= free + 1e-9:
+            return
+        if need > total + 1e-9 or time.monotonic() > deadline:
+            raise ValueError(f"workers * worker_cpus must fit the Ray cluster's free CPUs ({free:g} of {total:g}), "
+                             f"got {workers} * {worker_cpus:g} = {need:g} (lower worker_cpus: fractions are fine; "
+                             f"Ray CPUs only decide where workers go)")
+        time.sleep(0.2)
 
 
 def _init_within(ray_address: str, timeout_s: float) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -60,12 +61,7 @@ class ShardedEvalEnv:
             self.pool.close()
             raise
         first = built[0]
-        self.header = {**first["header"], "num_envs": num_envs}
-        kwargs = self.header["env_kwargs"]
-        self.control_mode, self.reward_mode = kwargs["control_mode"], kwargs["reward_mode"]
-        self.sim_backend, self.max_episode_steps = kwargs["sim_backend"], kwargs["max_episode_steps"]
-        self.reconfiguration_freq, self.state_dim = kwargs["reconfiguration_freq"], self.header["state_dim"]
-        self.physics_isolation = kwargs.get("physics_isolation", "shared")
+        self._mirror_header([built[k]["header"] for k in range(workers)])
         self.single_action_space = first["single_action_space"]
         self.single_observation_space = first["single_observation_space"]
         self.render_mode = first["render_mode"]
@@ -77,6 +73,22 @@ class ShardedEvalEnv:
         self._success = torch.zeros(num_envs, dtype=torch.bool)
         self._frames: list[np.ndarray | None] = [None] * workers
         self._states: list[np.ndarray | None] = [None] * workers
+
+    def _mirror_header(self, headers: list[dict]) -> None:
+        """Set the env attributes RecordEpisode's trajectory header reads, from the
+        headers the workers' real envs produced (robosim.record.wrapper.env_header):
+        per-env build seeds are joined in global env order, other task parameters kept."""
+        kwargs = dict(headers[0]["env_kwargs"])
+        kwargs.pop("obs_mode", None)
+        for name in ("control_mode", "reward_mode", "sim_backend", "max_episode_steps", "reconfiguration_freq"):
+            setattr(self, name, kwargs.pop(name))
+        self.physics_isolation = kwargs.pop("physics_isolation", "shared")
+        self.state_dim = headers[0]["state_dim"]
+        self.randomization = SimpleNamespace(spec=kwargs.pop("randomization", None))
+        seeds = [h["env_kwargs"].get("seed") for h in headers]
+        kwargs.pop("seed", None)
+        self.build_seeds = [s for part in seeds for s in part] if all(isinstance(p, list) for p in seeds) else None
+        self.task_params = kwargs
 
     def reset(self, *, seed: Any = None, options: dict | None = None):
         """BaseEnv.reset's arguments: seed int (env i: seed + i) or one per reset env;
