@@ -46,7 +46,8 @@ def add_bench_command(subparsers) -> argparse.ArgumentParser:
                    help="skip the build / reconfigure / full-reset times at N = 1, 16, 64, 256 and the "
                         "object-pool swap times at N = 16, 64")
     p.add_argument("--isolation", action="store_true",
-                   help="also time physics_isolation='separate' against 'shared' at N = 16, 64")
+                   help="also time physics_isolation='separate' against 'shared', and the per-step "
+                        "fault check on vs off, at N = 16, 64")
     p.add_argument("--seed", type=int, default=0, help="seed of the first block's reset (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", metavar="K1,K2", default=None,
@@ -108,13 +109,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                                repeats=1 if args.dry_run else 5, progress=not args.no_progress)
         print(format_swap_times(doc["swap_times"]))
     if args.isolation:
-        from robosim.bench.isolation import format_isolation_cost, measure_isolation_cost
+        from robosim.bench.isolation import (format_fault_check_cost, format_isolation_cost,
+                                             measure_fault_check_cost, measure_isolation_cost)
 
         doc["isolation_cost"] = measure_isolation_cost(num_envs=(1, 2) if args.dry_run else (16, 64),
                                                        steps=5 if args.dry_run else 50,
                                                        repeats=1 if args.dry_run else 5,
                                                        progress=not args.no_progress)
         print(format_isolation_cost(doc["isolation_cost"]))
+        doc["fault_check_cost"] = measure_fault_check_cost(num_envs=(1, 2) if args.dry_run else (16, 64),
+                                                           steps=5 if args.dry_run else 50,
+                                                           repeats=1 if args.dry_run else 5)
+        print(format_fault_check_cost(doc["fault_check_cost"]))
     path = args.json
     if path is None:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
