@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robosim.sim.objects import ArticulationModel, Box, Capsule, Joint, Link, Material
+from robosim_assets import asset_path
 
-CABINET_JSON = Path(__file__).resolve().parent.parent / "assets" / "cabinet.json"
+CABINET_JSON = asset_path("cabinet.json")
 
 
 @dataclass(frozen=True)
