@@ -144,16 +144,18 @@ class ShardedEvalEnv:
 
 def evaluate_on_workers(task_id: str, policy: str, episodes: int, num_envs: int, workers: int, seed: int = 0,
                         video: str | None = None, trajectory: str | None = None, ray_address: str | None = None,
-                        worker_cpus: float = 1.0, progress: bool = False, **env_kwargs: Any):
+                        worker_cpus: float = 1.0, progress: bool = False, build_seed: int | None = None,
+                        **env_kwargs: Any):
     """Evaluate `policy` ("module:callable") for `episodes` episodes on num_envs envs
     spread over `workers` Ray workers; optional mp4/HDF5 written on the driver.
+    build_seed: robosim.make's `seed` (env i's first build is seeded build_seed + i).
     Returns robosim.record.evaluate.EvalResult (episodes in the order they ended)."""
     from robosim.record.evaluate import evaluate, load_policy_factory
     from robosim.record.wrapper import RecordEpisode
 
     load_policy_factory(policy)  # a bad spec fails here, before any worker starts
-    if "seed_build" in env_kwargs:   # robosim.make's `seed` (first build), as one-process eval passes it
-        env_kwargs["seed"] = env_kwargs.pop("seed_build")
+    if build_seed is not None:
+        env_kwargs["seed"] = build_seed
     if video is not None:
         env_kwargs.setdefault("render_mode", "rgb_array")
     env = ShardedEvalEnv(task_id, num_envs, workers, policy, frames=video is not None,
@@ -185,7 +187,7 @@ def cmd_eval_on_workers(args: argparse.Namespace) -> int:
             control_mode=args.control_mode, sim_backend=args.sim_backend,
             render_mode="rgb_array" if args.video else None, render_size=args.render_size,
             render_camera=getattr(args, "camera", None), render_lod=args.render_lod,
-            physics_isolation=getattr(args, "physics_isolation", "shared"), seed_build=args.seed)
+            physics_isolation=getattr(args, "physics_isolation", "shared"), build_seed=args.seed)
     except ConnectionError as err:
         print(f"robosim eval: error: {err}", file=sys.stderr)
         return 2

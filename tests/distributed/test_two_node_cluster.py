@@ -50,17 +50,17 @@ def test_workers_spread_over_both_nodes_and_match_one_process(two_nodes):
 
 def test_distributed_eval_writes_the_files_one_process_writes(two_nodes, tmp_path):
     kwargs = dict(render_size=(64, 64), physics_isolation="separate")
-    result = evaluate_on_workers("PickCube-v1", "robosim.record.policies:scripted", episodes=3, num_envs=2,
+    result = evaluate_on_workers("PickCube-v1", "robosim.record.policies:scripted", episodes=2, num_envs=2,
                                  workers=2, seed=4, video=str(tmp_path / "ray.mp4"),
-                                 trajectory=str(tmp_path / "ray.h5"), worker_cpus=1, **kwargs)
-    env = robosim.make("PickCube-v1", num_envs=2, render_mode="rgb_array", **kwargs)
+                                 trajectory=str(tmp_path / "ray.h5"), worker_cpus=1, build_seed=4, **kwargs)
+    env = robosim.make("PickCube-v1", num_envs=2, render_mode="rgb_array", seed=4, **kwargs)
     with RecordEpisode(env, video=str(tmp_path / "one.mp4"), trajectory=str(tmp_path / "one.h5")) as recorder:
-        reference = evaluate(recorder, scripted(recorder), 3, seed=4)
+        reference = evaluate(recorder, scripted(recorder), 2, seed=4)
     assert (result.success, result.returns, result.lengths) == (reference.success, reference.returns,
                                                                 reference.lengths)
     ray_file, one_file = TrajectoryFile(str(tmp_path / "ray.h5")), TrajectoryFile(str(tmp_path / "one.h5"))
-    assert ray_file.attrs == one_file.attrs and len(ray_file) == len(one_file) == 3
-    for k in range(3):
+    assert ray_file.attrs == one_file.attrs and len(ray_file) == len(one_file) == 2
+    for k in range(2):
         got, want = ray_file.episode(k), one_file.episode(k)
         assert (got.env_index, got.seed, got.complete) == (want.env_index, want.seed, want.complete)
         for name in ("states", "actions", "rewards", "success", "terminated", "truncated"):
@@ -68,7 +68,7 @@ def test_distributed_eval_writes_the_files_one_process_writes(two_nodes, tmp_pat
     ray_frames = _frames(tmp_path / "ray.mp4")
     one_frames = _frames(tmp_path / "one.mp4")
     assert ray_frames.shape == one_frames.shape   # same tiles, same number of pictures
-    assert abs(ray_frames.astype(int) - one_frames.astype(int)).mean() < 1.0
+    assert (ray_frames == one_frames).all()         # same states rendered: the same pictures
 
 
 def _frames(path):
@@ -76,4 +76,4 @@ def _frames(path):
     import numpy as np
 
     with imageio.get_reader(str(path), format="FFMPEG") as reader:
-        return np.stack(list(reader))
+        return np.stack([frame for frame in reader])   # list(reader) trips on its len = inf
