@@ -46,12 +46,22 @@ class RunLog:
         write_bytes_atomic(self.path("log.json"), json.dumps(doc, indent=1).encode())
         self.plot()
 
+    @classmethod
+    def load(cls, out_dir: str, title: str) -> "RunLog":
+        """A RunLog over an existing <out_dir>/log.json (e.g. to redraw curve.png)."""
+        with open(os.path.join(out_dir, "log.json")) as f:
+            doc = json.load(f)
+        log = cls(out_dir, doc["config"], title)
+        log.rows, log.summary = doc["rows"], doc["summary"]
+        return log
+
     def plot(self) -> None:
         """curve.png: eval success and return vs env steps (top) and vs wall time (bottom)."""
         evals = [r for r in self.rows if r.get("eval_success") is not None]
         if not evals:
             return
         import matplotlib
+        import matplotlib.ticker
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -65,6 +75,9 @@ class RunLog:
             axes[1, col].plot(x, [r.get("eval_return") for r in evals], marker=".", color="tab:orange")
             axes[1, col].set_ylabel("eval return")
             axes[1, col].set_xlabel(x_label)
+            for row in (0, 1):
+                axes[row, col].xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))
+                axes[row, col].ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
         fig.suptitle(self.title)
         data = io.BytesIO()
         fig.savefig(data, format="png", dpi=80)
