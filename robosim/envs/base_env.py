@@ -135,7 +135,8 @@ class BaseEnv(gym.Env):
         if self.sim is not None:
             self.sim.close()
         self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics,
-                                    isolation=self.physics_isolation)
+                                    isolation=self.physics_isolation,
+                                    render=bool(self._rig_spec.sensors) or self._rig_spec.human is not None)
         self.sim.add_ground()
         self.robot.load(self.sim)
         build = self._rng.builds
@@ -265,7 +266,7 @@ class BaseEnv(gym.Env):
         physics = self.sim.state_dim
         check_state(self._faults.layout, state[:, :physics], idx)   # absurd values never reach PhysX
         self.sim.set_state(state[:, :physics], idx)
-        self.task.set_task_state(state[:, physics:], idx)
+        self.task.set_task_state(state[:, physics:].to(self.device), idx.to(self.device))   # task tensors live there
         self._faults.states_written()
 
     def save_state(self) -> int:

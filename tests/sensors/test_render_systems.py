@@ -57,3 +57,29 @@ def test_scene_with_rendering_keeps_one_render_world_and_floor_per_env():
             assert "floor" in names and "cube" in names
     finally:
         sim.close()
+
+
+def test_state_only_env_of_64_envs_has_no_render_system():
+    import robosim
+
+    env = robosim.make("PickCube-v1", num_envs=64, obs_mode="state")
+    try:
+        assert sum(_has_render_system(s) for s in env.sim.sub_scenes) == 0
+        env.reset(seed=0)
+        obs, reward, *_ = env.step(torch.zeros(64, *env.single_action_space.shape))
+        assert obs.shape[0] == 64 and torch.isfinite(reward).all()
+        assert env.render() is None
+    finally:
+        env.close()
+
+
+def test_env_with_a_camera_obs_or_render_mode_renders():
+    import robosim
+
+    for kwargs in ({"obs_mode": "rgb"}, {"render_mode": "rgb_array"}):
+        env = robosim.make("PickCube-v1", num_envs=2, sensor_configs={"width": 32, "height": 32},
+                           render_size=(32, 32), **kwargs)
+        try:
+            assert all(_has_render_system(s) for s in env.sim.sub_scenes)
+        finally:
+            env.close()
