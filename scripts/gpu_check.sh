@@ -87,10 +87,20 @@ fi
 
 # ---- 1. Python packages ------------------------------------------------------------------
 export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
-have_deps() { "$PY" -c 'import sapien, mani_skill, gymnasium, trimesh, robosim_tasks' >/dev/null 2>&1; }
+have_deps() { "$PY" -c 'import sapien, mani_skill, gymnasium, trimesh, robosim_tasks, robosim' >/dev/null 2>&1; }
 if ! have_deps; then
   SITE=$BUNDLE/site; mkdir -p "$SITE"
-  ln -sfn "$ROOT/tasks" "$SITE/robosim_tasks"
+  # robosim from this checkout: link the import names setup.py maps onto folders
+  "$PY" - "$SITE" <<'PY'
+import ast, os, sys
+for node in ast.walk(ast.parse(open("setup.py").read())):
+    if isinstance(node, ast.keyword) and node.arg == "package_dir":
+        for name, folder in zip(node.value.keys, node.value.values):
+            link = os.path.join(sys.argv[1], name.value)
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(os.path.abspath(folder.value), link)
+PY
   export PYTHONPATH=$SITE:$PYTHONPATH
   if ! have_deps && online https://pypi.org/simple/sapien/; then
     log "installing $SAPIEN_PIN $MS_PIN and deps from PyPI into $SITE"
@@ -101,7 +111,10 @@ if ! have_deps; then
     tar xJf "$BUNDLE/site.tar.xz" -C "$SITE"
   fi
 fi
-have_deps || { log "FAILED: sapien/mani_skill not importable and neither PyPI nor $BUNDLE/site.tar.xz available"; exit 1; }
+if ! have_deps; then
+  "$PY" -c 'import sapien, mani_skill, gymnasium, trimesh, robosim_tasks' 2>&1 | tail -3
+  log "FAILED: the imports above fail, and neither PyPI nor $BUNDLE/site.tar.xz provided them"; exit 1
+fi
 "$PY" -c 'import sys, torch, sapien; print(f"python {sys.version.split()[0]}, torch {torch.__version__}, sapien {sapien.__version__}, cuda {torch.cuda.is_available()}")'
 
 # ---- 2. PhysX GPU library ------------------------------------------------------------------
