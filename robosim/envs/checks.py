@@ -99,8 +99,10 @@ def to_seeds(name: str, seed: Any, env_idx: torch.Tensor) -> list[int] | None:
             raise ValueError(f"{name} list must have one seed per env being reset ({len(env_idx)}), got {len(seeds)}")
     else:
         raise TypeError(f"{name} must be an int, a list of ints or None, got {type(seed).__name__}")
-    if min(seeds) < 0 or max(seeds) > MAX_SEED:
-        raise ValueError(f"{name} must be in [0, 2**63 - 1] for every env being reset, got {seed!r}")
+    if min(seeds) < 0:
+        raise ValueError(f"{name} must be >= 0, got {seed!r}")
+    if max(seeds) > MAX_SEED:
+        raise ValueError(f"{name} must be <= 2**63 - 1 for every env being reset (seeds are int64), got {seed!r}")
     return seeds
 
 

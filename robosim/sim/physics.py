@@ -63,7 +63,8 @@ class PhysicsConfig:
                 raise ValueError(f"{name} must be an int in [{low}, {high}], got {value!r}")
         if self.cpu_workers is not None and (not is_int(self.cpu_workers)
                                              or not 0 <= self.cpu_workers <= MAX_CPU_WORKERS):
-            raise ValueError(f"cpu_workers must be an int in [0, {MAX_CPU_WORKERS}] or None, got {self.cpu_workers!r}")
+            raise ValueError(f"cpu_workers must be an int >= 0 or None, got {self.cpu_workers!r} (at most "
+                             f"{MAX_CPU_WORKERS}: PhysX starts that many threads)")
         for name, low, high in (("sleep_threshold", 0.0, math.inf), ("contact_offset", 0.0, 1.0),
                                 ("rest_offset", 0.0, 1.0), ("bounce_threshold", 0.0, math.inf),
                                 ("static_friction", 0.0, 100.0), ("dynamic_friction", 0.0, 100.0),

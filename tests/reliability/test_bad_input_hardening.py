@@ -35,8 +35,8 @@ def env():
     (dict(options={"env_idx": [True, False]}), ValueError, r"options\['env_idx'\] must hold ints .*got True"),
     (dict(seed=[1.9, 7.2]), TypeError, r"seed list must hold ints, got 1.9"),
     (dict(seed=["3", "4"]), TypeError, r"seed list must hold ints, got '3'"),
-    (dict(seed=2**64), ValueError, r"seed must be in \[0, 2\*\*63 - 1\].*got 18446744073709551616"),
-    (dict(seed=-1), ValueError, r"seed must be in \[0, 2\*\*63 - 1\]"),
+    (dict(seed=2**64), ValueError, r"seed must be <= 2\*\*63 - 1 .*got 18446744073709551616"),
+    (dict(seed=-1), ValueError, r"seed must be >= 0, got -1"),
     (dict(seed=np.zeros((2, 1), np.int64)), ValueError, r"seed array must be 1-D, got shape \(2, 1\)"),
 ])
 def test_bad_reset_arguments_are_refused_and_change_nothing(env, kwargs, error, message):
@@ -49,7 +49,7 @@ def test_bad_reset_arguments_are_refused_and_change_nothing(env, kwargs, error, 
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(cpu_workers=1000), r"cpu_workers must be an int in \[0, 64\] or None, got 1000"),
+    (dict(cpu_workers=1000), r"cpu_workers must be an int >= 0 or None, got 1000 \(at most 64"),
     (dict(static_friction=-0.1), r"static_friction must be a finite number in \[0.0, 100.0\], got -0.1"),
     (dict(restitution=math.nan), r"restitution must be a finite number in \[0.0, 1.0\], got nan"),
     (dict(contact_offset=math.inf), r"contact_offset must be a finite number"),
@@ -157,7 +157,7 @@ def test_cli_refuses_an_empty_video_path_a_huge_seed_and_a_json_path_in_a_missin
     result = subprocess.run(CLI + ["eval", "Reach-v1", "--episodes", "1", "--seed", str(2**64)],
                             capture_output=True, text=True, cwd=tmp_path)
     _one_error_line(result, "eval")
-    assert "seed must be in [0, 2**63 - 1]" in result.stderr
+    assert "seed must be <= 2**63 - 1" in result.stderr
     missing = tmp_path / "nonexistent" / "x.json"
     result = subprocess.run(CLI + ["bench", "--dry-run", "--json", str(missing)], capture_output=True, text=True)
     assert result.returncode != 0 and "--json must be in an existing directory" in result.stderr
