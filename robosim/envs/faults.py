@@ -120,9 +120,17 @@ class FaultMonitor:
         self._valid: torch.Tensor | None = None   # (N, S) last valid physics state
         self.faults_seen = 0
 
-    def states_written(self) -> None:
-        """Call after reset / set_state: the next step re-reads the valid state."""
+    def states_written(self, env_idx: torch.Tensor | None = None, source: str | None = None) -> None:
+        """Call after reset / set_state: the next step re-reads the valid state. With
+        `source` (the task hook that wrote env_idx), raise RuntimeError naming it when
+        what it wrote is already a fault."""
         self._valid = None
+        if source is not None:
+            code = self.layout.faults(self.sim.get_state())[env_idx]
+            if (code > 0).any():
+                bad = env_idx[code > 0].tolist()
+                raise RuntimeError(f"{source} wrote an invalid state for envs {bad}: "
+                                   f"{FAULT_NAMES[int(code[code > 0][0])]}")
 
     def before_physics(self) -> None:
         if self._valid is None:

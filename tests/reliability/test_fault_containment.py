@@ -102,3 +102,23 @@ def test_absurd_states_are_refused_before_anything_is_written(env, column, value
         env.set_state(bad, env_idx=[2])
     assert torch.equal(env.get_state(), before)
     env.step(torch.zeros(N, env.single_action_space.shape[0]))   # still usable
+
+
+def test_a_task_hook_that_writes_an_absurd_state_is_named(env):
+    task = env.task
+    original = task.initialize_episode
+
+    def broken(env_idx, rng):
+        original(env_idx, rng)
+        cube = env.sim.actors["cube"]
+        cube.set_pose(torch.tensor([[0.0, 0.0, math.nan, 1.0, 0.0, 0.0, 0.0]] * len(env_idx)), env_idx)
+
+    task.initialize_episode = broken
+    try:
+        with pytest.raises(RuntimeError, match=r"initialize_episode wrote an invalid state for envs \[1\]: "
+                                               r"non-finite state"):
+            env.reset(seed=0, options={"env_idx": torch.tensor([1])})
+    finally:
+        task.initialize_episode = original
+    env.reset(seed=0)
+    assert torch.isfinite(env.get_state()).all()
