@@ -128,3 +128,22 @@ def fill_final_keys(obs: Any, info: dict) -> dict:
 def info_without_final(info: dict) -> dict:
     """info minus the SAME_STEP final_* entries: what the env's current rows hold."""
     return {k: v for k, v in info.items() if k not in FINAL_KEYS}
+
+
+def untouched_rows_info(template: dict, current: dict, rows: int) -> dict:
+    """Info rows of a worker a partial reset did not touch, shaped like `template` (a
+    touched worker's reset info): values from `current` (its last rows), `_k` masks
+    False (none of its envs was reset), keys `current` lacks as zeros."""
+    out: dict[str, Any] = {}
+    for key, value in template.items():
+        mine = current.get(key)
+        if key.startswith("_") and key[1:] in template and isinstance(value, torch.Tensor):
+            out[key] = torch.zeros(rows, dtype=torch.bool)
+        elif isinstance(value, dict):
+            out[key] = untouched_rows_info(value, mine if isinstance(mine, dict) else {}, rows)
+        elif isinstance(value, torch.Tensor) and value.ndim >= 1:
+            fits = isinstance(mine, torch.Tensor) and mine.shape[1:] == value.shape[1:] and mine.dtype == value.dtype
+            out[key] = mine if fits else torch.zeros((rows, *value.shape[1:]), dtype=value.dtype)
+        else:
+            out[key] = value
+    return out

@@ -31,7 +31,7 @@ from gymnasium.vector import AutoresetMode
 from robosim.distributed.cluster import check_capacity, connect
 from robosim.distributed.pool import WorkerPool
 from robosim.distributed.sharding import (concat_trees, fill_final_keys, info_without_final, split_envs,
-                                          to_torch_tree)
+                                          to_torch_tree, untouched_rows_info)
 from robosim.distributed.worker import VecShardWorker
 from robosim.envs import checks
 from robosim.vector import tree, to_autoreset_mode
@@ -144,14 +144,16 @@ class RayVecEnv(gym.vector.VectorEnv):
             self.pool.wait_restarted(k)
             self.pool.call("build", {k: ()})
             results.update(self.pool.call("reset", {k: args[k]}))
+        fresh = {k: to_torch_tree(r) for k, r in results.items()}
+        template = next(iter(fresh.values()))[1]
         parts = []
-        for k in range(self.workers):
-            if k in results:
-                obs, info = to_torch_tree(results[k])
-                self._current[k] = (obs, {key: v for key, v in info.items() if key != "reconfigure"})
-                parts.append((obs, info))
-            else:
-                parts.append(self._current[k])
+        for k, s in enumerate(self.shards):
+            if k in fresh:
+                self._current[k] = fresh[k]
+                parts.append(fresh[k])
+            else:   # not reset: its current rows, with the reset info's layout
+                obs, info = self._current[k]
+                parts.append((obs, untouched_rows_info(template, info, s.num_envs)))
         if mask is None:
             self._ended.zero_()
         else:
@@ -243,7 +245,6 @@ class RayVecEnv(gym.vector.VectorEnv):
         reset its envs, and report them truncated (see the module docstring)."""
         self.pool.wait_restarted(k)
         new_obs, new_info = to_torch_tree(self.pool.call("recover", {k: ()})[k])
-        new_info = {key: v for key, v in new_info.items() if key != "reconfigure"}
         last_obs, last_info = self._current[k]
         n = self.shards[k].num_envs
         reward = torch.zeros(n, dtype=torch.float32)

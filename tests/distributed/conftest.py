@@ -29,7 +29,13 @@ def assert_same_tree(got, want, path="", atol=0.0):
     if isinstance(want, dict):
         assert isinstance(got, dict) and sorted(got) == sorted(want), f"{path}: keys {sorted(got)} != {sorted(want)}"
         for key in want:
-            assert_same_tree(got[key], want[key], f"{path}/{key}", atol)
+            mask = want.get(f"_{key}") if not key.startswith("_") else None
+            if isinstance(mask, torch.Tensor) and key != "final_obs" and isinstance(want[key], (torch.Tensor, dict)):
+                # gymnasium's info convention: rows outside `_key` hold no value to compare
+                assert torch.equal(got[f"_{key}"], mask), f"{path}/_{key}"
+                assert_same_tree(_rows(got[key], mask), _rows(want[key], mask), f"{path}/{key}", atol)
+            else:
+                assert_same_tree(got[key], want[key], f"{path}/{key}", atol)
     elif isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want), path
         for i, (g, w) in enumerate(zip(got, want)):
@@ -43,3 +49,9 @@ def assert_same_tree(got, want, path="", atol=0.0):
             assert torch.equal(got, want), f"{path}: {got} != {want}"
     else:
         assert got == want, f"{path}: {got!r} != {want!r}"
+
+
+def _rows(value, mask):
+    if isinstance(value, dict):
+        return {k: _rows(v, mask) for k, v in value.items()}
+    return value[mask] if isinstance(value, torch.Tensor) and value.ndim >= 1 and len(value) == len(mask) else value

@@ -30,7 +30,7 @@ def schedule(venv, env_rows: slice = slice(0, N)):
     or one shard's for a one-process stand-in). Returns [(started, output)] for every
     reset and step call that touched its envs; started: bool rows of new episodes."""
     gen = torch.Generator().manual_seed(5)
-    low, high = torch.as_tensor(venv.single_action_space.low), torch.as_tensor(venv.single_action_space.high)
+    low, high = torch.tensor(venv.single_action_space.low), torch.tensor(venv.single_action_space.high)
     n = env_rows.stop - env_rows.start
     assert venv.num_envs == n
     out = venv.reset(seed=list(range(SEED + env_rows.start, SEED + env_rows.stop)))
@@ -104,10 +104,13 @@ def test_shared_physics_gives_bit_identical_initial_states_and_per_shard_traject
 
 
 def _rows(out, rows):
-    """The rows `rows` of every batched entry (non-batched entries such as the reset's
-    bool `reconfigure` are left out)."""
+    """The rows `rows` of every batched entry. Left out: non-batched entries and info
+    keys held by none of these rows (a key such as "episode" is present when any env of
+    the whole batch ended; its `_key` mask says whose rows hold it)."""
     def cut(x):
         if isinstance(x, dict):
-            return {k: cut(v) for k, v in x.items() if isinstance(v, (dict, torch.Tensor))}
+            held = {k for k in x if isinstance(x.get(f"_{k}"), torch.Tensor) and not x[f"_{k}"][rows].any()}
+            return {k: cut(v) for k, v in x.items()
+                    if isinstance(v, (dict, torch.Tensor)) and k not in held and k.removeprefix("_") not in held}
         return x[rows]
     return tuple(cut(x) for x in out)
