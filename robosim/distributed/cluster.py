@@ -8,6 +8,7 @@ instead of leaving the driver waiting.
 """
 from __future__ import annotations
 
+import os
 import socket
 
 
@@ -52,6 +53,9 @@ def connect(ray_address: str | None = None, timeout_s: float = 10.0) -> bool:
         return False
     try:
         if ray_address is None:
+            # Ray lowers its workers' priority (nice 15) by default; here they are the
+            # simulation itself, so they run at the driver's priority
+            os.environ.setdefault("RAY_worker_niceness", "0")
             ray.init(include_dashboard=False, logging_level="warning", configure_logging=True)
         else:
             _init_within(ray_address, timeout_s)

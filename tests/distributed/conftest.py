@@ -1,6 +1,9 @@
 """A real Ray instance for the distributed tests, sized for a 2-core machine: 2 CPUs,
-no dashboard, a small object store; workers reserve half a CPU each."""
+no dashboard, a small object store; workers reserve half a CPU each. Always a new
+local instance (address="local"), never a cluster another process started here."""
 from __future__ import annotations
+
+import os
 
 import pytest
 import ray
@@ -10,9 +13,10 @@ WORKER_CPUS = 0.5
 
 
 def start_local_ray() -> None:
+    os.environ.setdefault("RAY_worker_niceness", "0")   # as robosim.distributed.cluster.connect does
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20, logging_level="warning",
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20, logging_level="warning",
              log_to_driver=False)
 
 

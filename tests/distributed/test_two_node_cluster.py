@@ -4,6 +4,8 @@ address, the workers land on different nodes, and the sharded env and the
 distributed evaluation give what one process gives."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import ray
 import torch
@@ -25,6 +27,7 @@ NODE = {"num_cpus": 1, "object_store_memory": 80 * 2**20}
 def two_nodes():
     if ray.is_initialized():
         ray.shutdown()
+    os.environ.setdefault("RAY_worker_niceness", "0")
     cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False})
     cluster.add_node(**NODE)
     cluster.wait_for_nodes()
