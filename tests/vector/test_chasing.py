@@ -80,5 +80,5 @@ def test_bad_actions_raise(chasing):
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"action must have shape \(4, 2\), got \(2,\)"):
         env.step(torch.zeros(2))
-    with pytest.raises(ValueError, match=r"seed must be >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"seed must be .*, got -1"):
         env.reset(seed=-1)
