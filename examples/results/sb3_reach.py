@@ -2,7 +2,7 @@
 the runs behind the SB3 rows of the Learning table (logs beside this file).
 
     python examples/results/sb3_reach.py ppo --total-steps 200000 --out runs/sb3_ppo_reach
-    python examples/results/sb3_reach.py sac-her --total-steps 20000 --out runs/sb3_sac_her_reach
+    python examples/results/sb3_reach.py sac-her --total-steps 20000 --gradient-steps -1 --out runs/sb3_sac_her_reach
 
 Training envs: SB3VecEnv(TorchToNumpy(robosim.make_vec(..., SAME_STEP))), the documented
 adapter. Every --eval-every env steps the deterministic SB3 policy runs --eval-episodes
@@ -70,6 +70,8 @@ def main(argv=None) -> dict:
     p.add_argument("--eval-episodes", type=int, default=32)
     p.add_argument("--out", required=True)
     p.add_argument("--torch-threads", type=int, default=1)
+    p.add_argument("--gradient-steps", type=int, default=1,
+                   help="sac-her: SB3's gradient_steps per vector step (-1: one per env step)")
     args = p.parse_args(argv)
     ppo = args.algo == "ppo"
     num_envs = args.num_envs or (16 if ppo else 4)
@@ -83,7 +85,7 @@ def main(argv=None) -> dict:
         model = PPO("MultiInputPolicy", venv, seed=args.seed, device="cpu")
     else:
         model = SAC("MultiInputPolicy", venv, replay_buffer_class=HerReplayBuffer, seed=args.seed, device="cpu",
-                    learning_starts=1_000, replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
+                    learning_starts=1_000, gradient_steps=args.gradient_steps, replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
     config = {**vars(args), "num_envs": num_envs, "eval_every": every, "sb3": __import__("stable_baselines3").__version__}
     log = RunLog(args.out, config, f"SB3 {args.algo.upper()} Reach-v1 ({num_envs} envs, seed {args.seed}, dense reward)")
     callback = EvalCallback(eval_env, log, every, args.eval_episodes, args.total_steps)
