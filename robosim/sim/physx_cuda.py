@@ -293,6 +293,7 @@ class CudaSimScene(SimScene):
     def finalize(self) -> None:
         """Allocate the GPU buffers, bind the views, start from rest (ManiSkill's _setup)."""
         self.physx.gpu_init()
+        self.physx.gpu_fetch_articulation_target_qpos()   # the views keep their own copy from here on
         self.buffers = GpuBuffers(self.physx)
         for view in self._views():
             view.bind(self.buffers, self.device)
