@@ -292,12 +292,17 @@ class CudaSimScene(SimScene):
 
     def finalize(self) -> None:
         """Allocate the GPU buffers, bind the views, start from rest (ManiSkill's _setup)."""
-        self.physx.gpu_init()
-        self.physx.gpu_fetch_articulation_target_qpos()   # the views keep their own copy from here on
+        px = self.physx
+        px.gpu_init()
+        # fill every buffer from PhysX's build-time state before anything is applied back
+        # (an apply pushes all rows); the views keep their own copy of the drive targets
+        px.gpu_fetch_rigid_dynamic_data()
+        px.gpu_fetch_articulation_qpos()
+        px.gpu_fetch_articulation_qvel()
+        px.gpu_fetch_articulation_target_qpos()
         self.buffers = GpuBuffers(self.physx)
         for view in self._views():
             view.bind(self.buffers, self.device)
-        px = self.physx
         px.cuda_rigid_body_data.torch()[:, POSE_DIM:] = 0.0
         px.cuda_articulation_qvel.torch()[:] = 0.0
         px.gpu_apply_rigid_dynamic_data()
