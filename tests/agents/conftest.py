@@ -10,6 +10,16 @@ from robosim.sim import SimScene
 N = 4
 
 
+@pytest.fixture(autouse=True)
+def restore_robot_registry(monkeypatch):
+    """Robots a test registers do not outlive it (later tests list the shipped ones)."""
+    import robosim.agents.registry as registry
+
+    registry._discover()
+    monkeypatch.setattr(registry, "_ROBOTS", dict(registry._ROBOTS))
+    monkeypatch.setattr(registry, "_ENTRY_POINTS", dict(registry._ENTRY_POINTS))
+
+
 @pytest.fixture(scope="module")
 def robot_scene(request):
     """A factory (robot name, control mode) -> (sim, robot), built once per module."""

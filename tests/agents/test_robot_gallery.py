@@ -7,8 +7,6 @@ import sys
 
 import imageio.v2 as imageio
 
-import robosim
-
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "robot_gallery.py")
 
 
@@ -18,7 +16,8 @@ def test_gallery_png_has_one_rendered_tile_per_robot(tmp_path):
                             timeout=600)
     assert result.returncode == 0, result.stderr
     image = imageio.imread(out)
-    robots = robosim.list_robots()
+    robots = result.stdout.strip().split("(")[-1].rstrip(")").split(", ")   # what the fresh process lists
+    assert set(robots) >= {"koch", "panda", "so100", "xarm7"}
     assert image.shape[0] == 96 and image.shape[2] == 3
     assert image.shape[1] >= 96 * len(robots)
     for k in range(len(robots)):
