@@ -7,11 +7,12 @@ After every control step `FaultMonitor.after_physics()` checks each env's physic
                  MAX_ANGULAR_SPEED rad/s or a joint speed above MAX_JOINT_SPEED
   3 OUTSIDE_CELL a body's position outside its env's cell (|x|, |y| > CELL_HALF m or
                  z outside [-CELL_HALF, CELL_HEIGHT] m, env frame)
-A faulted env gets its last valid physics state back (the state it had after the last
+On the CPU backends a faulted env gets its last valid physics state back (the state it had after the last
 step that passed the check, or after its reset / set_state) before anything else runs,
 and the step reports info["sim_fault"] (int8 (N,) code, FAULT_NAMES[code] names it) and
 info["fail"] True for it. With physics_isolation="separate" nothing of a faulted env can
-reach the others. In the shared system a fault that arises inside a control step can
+reach the others. On physx_cuda faults are reported (sim_fault, fail), not restored.
+In the shared system a fault that arises inside a control step can
 reach other envs during that step's remaining substeps (PhysX steps them together).
 
 `check_state` refuses, before anything is written, a state with a non-finite value, a
@@ -133,13 +134,17 @@ class FaultMonitor:
                                    f"{FAULT_NAMES[int(code[code > 0][0])]}")
 
     def before_physics(self) -> None:
-        if self._valid is None:
+        if self._valid is None and self.sim.device.type == "cpu":
             self._valid = self.sim.get_state().clone()
 
     def after_physics(self) -> torch.Tensor:
-        """int8 (N,) fault codes of this step; faulted envs are already restored."""
+        """int8 (N,) fault codes of this step; on the CPU backend faulted envs are already
+        restored. On physx_cuda faults are reported only: deciding to restore would make
+        the host wait for the GPU every step."""
         state = self.sim.get_state()
         code = self.layout.faults(state)
+        if state.device.type != "cpu":
+            return code
         bad = code > 0
         if bad.any():
             idx = bad.nonzero().flatten()
