@@ -208,6 +208,10 @@ def format_workers_report(doc: dict) -> str:
 def cmd_bench_workers(args) -> int:
     """`robosim bench --workers K1,K2 [--quick|--dry-run] [--num-envs N ...] [--json PATH]`."""
     workers = parse_workers(args.workers)
+    if args.json not in (None, "-"):   # checked before the run, as the main bench does
+        from robosim.record.files import check_output_path
+
+        check_output_path("--json", args.json, (".json",))
     cfg = WorkersBenchConfig(workers=workers)
     if args.quick:
         cfg.repeats, cfg.steps, cfg.label = 3, 15, "workers-quick"

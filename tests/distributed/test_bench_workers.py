@@ -33,3 +33,10 @@ def test_bench_workers_dry_run_writes_cases_overhead_and_projection(local_ray, t
 def test_bad_workers_lists_are_one_error_line(workers, message, capsys):
     assert main(["bench", "--workers", workers, "--dry-run", "--json", "-"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_json_path_in_a_missing_directory_is_refused_before_the_run(tmp_path, capsys):
+    path = tmp_path / "missing" / "bench.json"
+    assert main(["bench", "--workers", "1,2", "--json", str(path)]) == 2
+    assert "--json must be in an existing directory" in capsys.readouterr().err
+    assert not path.parent.exists()
