@@ -151,7 +151,7 @@ class BaseEnv(gym.Env):
 
     # -- reset -----------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
-        """Reset all envs, or only options["env_idx"]; see DESIGN.md (Seeding).
+        """Reset all envs, or only options["env_idx"]; see docs/design.md (Public contract).
 
         options: env_idx (int indices), reconfigure (bool: rebuild the scene; full
         reset only). Returns (obs, info) for all N envs."""

@@ -2,7 +2,7 @@
 
 A lavapipe (CPU Vulkan) frame costs time in proportion to the triangles drawn: the
 Panda's visual meshes (135k triangles) make a 128x128 frame ~38-76 ms, a tenth of them
-~7 ms (DESIGN.md). `apply_render_lod` swaps every heavy visual mesh of a built SimScene
+~7 ms (docs/rendering.md). `apply_render_lod` swaps every heavy visual mesh of a built SimScene
 for a quadric-decimated copy (trimesh -> fast-simplification), keeping each part's
 material and colour and the shape's local pose and scale. Only render components are
 replaced; collision shapes (PhysX) are never touched, so physics is identical at every

@@ -5,7 +5,7 @@ origins are placed on a grid whose coordinates all lie in the float32 binade
 [64, 128) m. Inside one binade every float32 has the same spacing (ulp = 2**-17 m, about
 7.6 um) and the grid points are multiples of 0.5 m, so `fl32(local + origin) - origin`
 rounds `local` the same way for every env. That is what makes env i of a large batch
-start bit-for-bit like env 0 of a 1-env batch with the same seed (DESIGN.md, Seeding):
+start bit-for-bit like env 0 of a 1-env batch with the same seed (docs/design.md, Public contract):
 positions read back in the env's own frame do not depend on where the env sits.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The public contract of DESIGN.md: shapes, dtypes, devices, spaces, step pipeline."""
+"""The public contract of docs/design.md: shapes, dtypes, devices, spaces, step pipeline."""
 from __future__ import annotations
 
 import gymnasium as gym

@@ -1,4 +1,4 @@
-"""Partial resets and the seeding contract (DESIGN.md, Seeding)."""
+"""Partial resets and the seeding contract (docs/design.md, Public contract)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Counter-based per-env random streams: the seeding contract (DESIGN.md, Seeding)."""
+"""Counter-based per-env random streams: the seeding contract (docs/design.md, Public contract)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,5 @@
 """physics_isolation="separate": every env is bit-for-bit a 1-env run seeded seed + i,
-whatever happens to the other envs of the batch (DESIGN.md, Seeding; docs/reliability.md)."""
+whatever happens to the other envs of the batch (docs/design.md, Public contract; docs/reliability.md)."""
 from __future__ import annotations
 
 import pytest
