@@ -57,6 +57,20 @@ def add_bench_command(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _check_json_path(path: str) -> None:
+    """Missing directories of --json are created later, but never directly under the
+    filesystem root (a typo such as /nonexistent/x.json must not litter /)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    existing = directory
+    while not os.path.isdir(existing):
+        existing = os.path.dirname(existing)
+    if existing != directory and existing == os.path.dirname(existing):
+        raise SystemExit(f"robosim bench: error: --json must not need a new directory at the filesystem root, "
+                         f"got {path!r} ({directory!r} does not exist)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SystemExit(f"robosim bench: error: --json must be in a writable directory, got {path!r}")
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.workers:
         from robosim.bench.distributed import cmd_bench_workers
@@ -67,13 +81,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from robosim.bench.runner import BenchConfig, format_report, run, write_json_atomic
 
     cfg = BenchConfig.dry_run() if args.dry_run else BenchConfig.quick() if args.quick else BenchConfig()
-    if args.json not in (None, "-"):   # checked before the run; never creates directories
-        from robosim.record.files import check_output_path
-
-        try:
-            check_output_path("--json", args.json, (".json",))
-        except (ValueError, TypeError) as err:
-            raise SystemExit(f"robosim bench: error: {err}") from None
+    if args.json not in (None, "-"):   # checked before the run
+        _check_json_path(args.json)
     if args.num_envs:
         from robosim.sim.layout import MAX_ENVS_PER_SYSTEM
 
