@@ -26,11 +26,13 @@ def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch
         raise ValueError(f"{name} must have a floating dtype (float32 expected), got {value.dtype}")
     if tuple(value.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(value.shape)}")
-    value = value.to(device=device, dtype=torch.float32)
-    if not torch.isfinite(value).all():
+    # finiteness is checked where the values are on the host (numpy and CPU tensors: no
+    # GPU sync); a tensor already on a GPU is not checked here, since a check would stall
+    # the step on a host synchronization: a NaN there shows up as info["sim_fault"]
+    if value.device.type == "cpu" and not torch.isfinite(value).all():
         bad = (~torch.isfinite(value)).nonzero()[0].tolist()
         raise ValueError(f"{name} must be finite, got NaN/inf at index {bad}")
-    return value
+    return value.to(device=device, dtype=torch.float32)
 
 
 MAX_SEED = 2**63 - 1   # seeds are stored as int64
