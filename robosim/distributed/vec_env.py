@@ -35,6 +35,7 @@ from robosim.distributed.sharding import (concat_trees, fill_final_keys, info_wi
 from robosim.distributed.worker import VecShardWorker
 from robosim.envs import checks
 from robosim.vector import tree, to_autoreset_mode
+from robosim.vector.autoreset import reset_mask_from_options
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -164,27 +165,7 @@ class RayVecEnv(gym.vector.VectorEnv):
         return obs, info
 
     def _reset_mask(self, options: dict) -> torch.Tensor | None:
-        """Pop reset_mask / env_idx from options; CPU bool (N,) or None (BatchedVectorEnv's rules)."""
-        has_mask, has_idx = "reset_mask" in options, options.get("env_idx") is not None
-        if has_mask and has_idx:
-            raise ValueError("options must hold either 'reset_mask' or 'env_idx', got both")
-        if has_mask and self.autoreset_mode != AutoresetMode.DISABLED:
-            raise ValueError(
-                f"options['reset_mask'] applies only in AutoresetMode.DISABLED (this env resets ended "
-                f"envs itself), got it with autoreset_mode={self.autoreset_mode}")
-        if has_mask:
-            mask = checks.to_bool_mask("options['reset_mask']", options.pop("reset_mask"), self.num_envs)
-            if not bool(mask.any()):
-                raise ValueError(f"options['reset_mask'] must contain at least one True value, got {mask.tolist()}")
-            return mask
-        if has_idx:
-            idx = checks.to_env_index("options['env_idx']", options.pop("env_idx"), self.num_envs,
-                                      torch.device("cpu"))
-            mask = torch.zeros(self.num_envs, dtype=torch.bool)
-            mask[idx] = True
-            return mask
-        options.pop("env_idx", None)
-        return None
+        return reset_mask_from_options(options, self.autoreset_mode, self.num_envs)
 
     def _seed_list(self, seed: Any) -> list[int] | None:
         """The N global seeds (env i: seed + i, or seed[i]); validated before any worker runs."""

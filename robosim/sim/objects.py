@@ -86,8 +86,8 @@ class Sphere:
 
 
 @dataclass(frozen=True)
-class Capsule:
-    """A capsule along the body's x axis: a cylinder of `half_length` plus two caps."""
+class _Round:
+    """A shape along the body's x axis with a radius and a half length (m)."""
 
     radius: float
     half_length: float
@@ -96,27 +96,21 @@ class Capsule:
     collision: bool = True
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", _positive("Capsule.radius", self.radius))
-        object.__setattr__(self, "half_length", _positive("Capsule.half_length", self.half_length))
-        object.__setattr__(self, "pose", check_pose("Capsule.pose", self.pose))
-        object.__setattr__(self, "color", _color("Capsule.color", self.color))
+        kind = type(self).__name__
+        object.__setattr__(self, "radius", _positive(f"{kind}.radius", self.radius))
+        object.__setattr__(self, "half_length", _positive(f"{kind}.half_length", self.half_length))
+        object.__setattr__(self, "pose", check_pose(f"{kind}.pose", self.pose))
+        object.__setattr__(self, "color", _color(f"{kind}.color", self.color))
 
 
 @dataclass(frozen=True)
-class Cylinder:
+class Capsule(_Round):
+    """A capsule along the body's x axis: a cylinder of `half_length` plus two caps."""
+
+
+@dataclass(frozen=True)
+class Cylinder(_Round):
     """A cylinder along the body's x axis (SAPIEN's convention)."""
-
-    radius: float
-    half_length: float
-    pose: Pose7 = IDENTITY
-    color: tuple = (0.8, 0.8, 0.8, 1.0)
-    collision: bool = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "radius", _positive("Cylinder.radius", self.radius))
-        object.__setattr__(self, "half_length", _positive("Cylinder.half_length", self.half_length))
-        object.__setattr__(self, "pose", check_pose("Cylinder.pose", self.pose))
-        object.__setattr__(self, "color", _color("Cylinder.color", self.color))
 
 
 @dataclass(frozen=True)

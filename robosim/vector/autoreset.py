@@ -36,6 +36,33 @@ def to_autoreset_mode(value: Any) -> AutoresetMode:
                          f"got {value!r}") from None
 
 
+
+def reset_mask_from_options(options: dict, autoreset_mode: AutoresetMode, num_envs: int) -> torch.Tensor | None:
+    """Pop reset_mask / env_idx from a vector reset's options; a CPU bool (num_envs,) mask,
+    or None for a reset of every env. reset_mask applies only in AutoresetMode.DISABLED."""
+    has_mask, has_idx = "reset_mask" in options, options.get("env_idx") is not None
+    if has_mask and has_idx:
+        raise ValueError("options must hold either 'reset_mask' or 'env_idx', got both")
+    if has_mask and autoreset_mode != AutoresetMode.DISABLED:
+        raise ValueError(
+            f"options['reset_mask'] applies only in AutoresetMode.DISABLED (this env resets ended "
+            f"envs itself), got it with autoreset_mode={autoreset_mode}")
+    if has_mask:
+        mask = checks.to_bool_mask("options['reset_mask']", options.pop("reset_mask"), num_envs)
+        if not bool(mask.any()):
+            raise ValueError(f"options['reset_mask'] must contain at least one True value, "
+                             f"got {mask.tolist()}")
+        return mask
+    if has_idx:
+        idx = checks.to_env_index("options['env_idx']", options.pop("env_idx"), num_envs,
+                                  torch.device("cpu"))
+        mask = torch.zeros(num_envs, dtype=torch.bool)
+        mask[idx] = True
+        return mask
+    options.pop("env_idx", None)
+    return None
+
+
 class BatchedVectorEnv(gym.vector.VectorEnv):
     """gymnasium.vector.VectorEnv over a batched env (see module docstring).
 
@@ -118,28 +145,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             self._seeds[i] = int(seed[i]) if isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)) else int(seed) + i
 
     def _reset_mask(self, options: dict) -> torch.Tensor | None:
-        """Pop reset_mask / env_idx from options and return a CPU bool mask (or None)."""
-        has_mask, has_idx = "reset_mask" in options, options.get("env_idx") is not None
-        if has_mask and has_idx:
-            raise ValueError("options must hold either 'reset_mask' or 'env_idx', got both")
-        if has_mask and self.autoreset_mode != AutoresetMode.DISABLED:
-            raise ValueError(
-                f"options['reset_mask'] applies only in AutoresetMode.DISABLED (this env resets ended "
-                f"envs itself), got it with autoreset_mode={self.autoreset_mode}")
-        if has_mask:
-            mask = checks.to_bool_mask("options['reset_mask']", options.pop("reset_mask"), self.num_envs)
-            if not bool(mask.any()):
-                raise ValueError(f"options['reset_mask'] must contain at least one True value, "
-                                 f"got {mask.tolist()}")
-            return mask
-        if has_idx:
-            idx = checks.to_env_index("options['env_idx']", options.pop("env_idx"), self.num_envs,
-                                      torch.device("cpu"))
-            mask = torch.zeros(self.num_envs, dtype=torch.bool)
-            mask[idx] = True
-            return mask
-        options.pop("env_idx", None)
-        return None
+        return reset_mask_from_options(options, self.autoreset_mode, self.num_envs)
 
     def _partial_seeds(self, seed: Any, env_idx: torch.Tensor) -> Any:
         """A list seed is given for all N envs (gymnasium's convention); the env wants
