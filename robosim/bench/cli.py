@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import os
 import sys
 
@@ -78,7 +77,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return cmd_bench_workers(args)
     import torch
 
-    from robosim.bench.runner import BenchConfig, format_report, run, write_json_atomic
+    from robosim.bench.runner import BenchConfig, format_report, run, save_results
 
     cfg = BenchConfig.dry_run() if args.dry_run else BenchConfig.quick() if args.quick else BenchConfig()
     if args.json not in (None, "-"):   # checked before the run
@@ -130,13 +129,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                                            steps=5 if args.dry_run else 50,
                                                            repeats=1 if args.dry_run else 5)
         print(format_fault_check_cost(doc["fault_check_cost"]))
-    path = args.json
-    if path is None:
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = os.path.join("bench_results", f"bench-{cfg.label}-{stamp}.json")
-    if path != "-":
-        write_json_atomic(doc, path)
-        print(f"results: {path}")
+    save_results(doc, args.json, cfg.label)
     return 0
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from robosim.bench.runner import _machine, write_json_atomic
+from robosim.bench.runner import _machine, save_results
 
 TASK, CONTROL_MODE = "PickCube-v1", "pd_joint_delta_pos"
 FORMULA = "env-steps/s(M) = M * n / (n / r + t_ray)"
@@ -226,11 +226,5 @@ def cmd_bench_workers(args) -> int:
     cfg.seed = args.seed
     doc = run_workers_bench(cfg, progress=not args.no_progress)
     print(format_workers_report(doc))
-    path = args.json
-    if path is None:
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = os.path.join("bench_results", f"bench-{cfg.label}-{stamp}.json")
-    if path != "-":
-        write_json_atomic(doc, path)
-        print(f"results: {path}")
+    save_results(doc, args.json, cfg.label)
     return 0

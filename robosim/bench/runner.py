@@ -16,7 +16,6 @@ import platform
 import resource
 import socket
 import subprocess
-import tempfile
 from dataclasses import dataclass
 
 import torch
@@ -265,25 +264,27 @@ def _git_commit() -> str | None:
         return None
 
 
+def save_results(doc: dict, path: str | None, label: str) -> None:
+    """Write `doc` to `path` (None: bench_results/bench-<label>-<time>.json; "-": nowhere)
+    atomically and say where."""
+    if path is None:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = os.path.join("bench_results", f"bench-{label}-{stamp}.json")
+    if path != "-":
+        write_json_atomic(doc, path)
+        print(f"results: {path}")
+
+
 def write_json_atomic(doc: dict, path: str) -> None:
-    """Write `doc` to a temp file beside `path`, then rename it over `path`: a reader
-    never sees a half-written file, even if the run is killed while writing."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".bench-", suffix=".json.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write `doc` as indented JSON to `path` through the one atomic-write helper
+    (robosim.record.files): a reader never sees a half-written file, even if the run is
+    killed while writing. Creates missing directories."""
+    from robosim.record.files import write_bytes_atomic
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_bytes_atomic(path, json.dumps(doc, indent=2).encode())
 
 
-# -- text report -------------------------------------------------------------------------
 def format_report(doc: dict) -> str:
     cfg = doc["config"]
     ns = cfg["num_envs"]
