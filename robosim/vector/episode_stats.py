@@ -35,7 +35,9 @@ class EpisodeStatistics(gym.vector.VectorWrapper):
     info["_" + stats_key] of the envs whose episode ended on this step (other rows hold
     running values). Success/fail entries appear only when the env reports them. The
     last `buffer_length` finished episodes are kept in `return_queue`, `length_queue`,
-    `success_queue`. Place it inside NormalizeVecEnv to record raw returns.
+    `success_queue`; "sim_fault_once" marks episodes in which the env reported a
+    simulation fault (info["sim_fault"]) and `fault_episodes` counts them. Place it
+    inside NormalizeVecEnv to record raw returns.
 
     NEXT_STEP: the step that resets an env does not count toward any episode.
     SAME_STEP: the ending step's success is read from info["final_info"]."""
@@ -51,6 +53,7 @@ class EpisodeStatistics(gym.vector.VectorWrapper):
         self.return_queue: deque[float] = deque(maxlen=buffer_length)
         self.length_queue: deque[int] = deque(maxlen=buffer_length)
         self.success_queue: deque[bool] = deque(maxlen=buffer_length)
+        self.fault_episodes = 0   # finished episodes in which the env reported a sim_fault
 
     def reset(self, *, seed: Any = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
@@ -62,7 +65,8 @@ class EpisodeStatistics(gym.vector.VectorWrapper):
         done = (terminated | truncated).to(self.device)
         success = ending_flags(info, done, "success", self.autoreset_mode, self.device)
         fail = ending_flags(info, done, "fail", self.autoreset_mode, self.device)
-        step = self.tracker.on_step(reward, terminated, truncated, success, fail)
+        fault = ending_flags(info, done, "sim_fault", self.autoreset_mode, self.device)
+        step = self.tracker.on_step(reward, terminated, truncated, success, fail, fault=fault)
         if step.finished is not None:
             info = dict(info)
             info[self.stats_key], info[f"_{self.stats_key}"] = step.finished, done.clone()
@@ -71,4 +75,6 @@ class EpisodeStatistics(gym.vector.VectorWrapper):
             self.length_queue.extend(step.finished["l"][rows].tolist())
             if success is not None:
                 self.success_queue.extend(step.finished["success_once"][rows].tolist())
+            if fault is not None:
+                self.fault_episodes += int(step.finished["sim_fault_once"][rows].sum())
         return obs, reward, terminated, truncated, info

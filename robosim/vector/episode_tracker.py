@@ -52,6 +52,7 @@ class EpisodeTracker:
         self.lengths = torch.zeros(n, dtype=torch.int64, device=dev)
         self.success_once = torch.zeros(n, dtype=torch.bool, device=dev)
         self.fail_once = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.fault_once = torch.zeros(n, dtype=torch.bool, device=dev)   # info["sim_fault"] seen
         # NEXT_STEP: the env's episode ended on the last step, so this step only resets it
         self.pending_reset = torch.zeros(n, dtype=torch.bool, device=dev)
 
@@ -63,6 +64,7 @@ class EpisodeTracker:
         self.lengths.masked_fill_(rows, 0)
         self.success_once.masked_fill_(rows, False)
         self.fail_once.masked_fill_(rows, False)
+        self.fault_once.masked_fill_(rows, False)
         self.pending_reset.masked_fill_(rows, False)
 
     def transition_rows(self) -> torch.Tensor:
@@ -73,12 +75,13 @@ class EpisodeTracker:
 
     def on_step(self, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
                 success: torch.Tensor | None = None, fail: torch.Tensor | None = None,
-                always_metrics: bool = False) -> EpisodeStep:
+                always_metrics: bool = False, fault: torch.Tensor | None = None) -> EpisodeStep:
         """Account one vector step: reward float (N,), terminated/truncated bool (N,),
         success/fail bool (N,) of the step just taken (the ending step's values for
         envs that ended, also in SAME_STEP mode) or None when the env has none.
         always_metrics: fill `finished` on every step (rows outside `done` hold running
-        values) instead of asking whether any episode ended, a device sync on CUDA."""
+        values) instead of asking whether any episode ended, a device sync on CUDA.
+        fault: bool (N,) the env reported a simulation fault (info["sim_fault"] > 0)."""
         moved = self.transition_rows()
         done = (terminated | truncated).to(self.device)
         reward = reward.to(self.device, torch.float64)
@@ -91,13 +94,15 @@ class EpisodeTracker:
             self.success_once |= success.to(self.device, torch.bool) & moved
         if fail is not None:
             self.fail_once |= fail.to(self.device, torch.bool) & moved
+        if fault is not None:
+            self.fault_once |= fault.to(self.device, torch.bool) & moved
         if always_metrics or bool(done.any()):
-            finished = self._metrics(done, success, fail)
+            finished = self._metrics(done, success, fail, fault is not None)
         self.on_reset(done)
         self.pending_reset = done.clone() if self.autoreset_mode == AutoresetMode.NEXT_STEP else done & False
         return EpisodeStep(moved=moved, done=done, finished=finished, discounted_returns=discounted)
 
-    def _metrics(self, done: torch.Tensor, success: Any, fail: Any) -> dict[str, torch.Tensor]:
+    def _metrics(self, done: torch.Tensor, success: Any, fail: Any, faults: bool = False) -> dict[str, torch.Tensor]:
         returns, lengths = self.returns.clone(), self.lengths.clone()
         out = {"r": returns, "l": lengths, "return": returns, "episode_len": lengths,
                "reward": returns / lengths.clamp(min=1)}
@@ -107,4 +112,6 @@ class EpisodeTracker:
         if fail is not None:
             out["fail_once"] = self.fail_once.clone()
             out["fail_at_end"] = fail.to(self.device, torch.bool) & done
+        if faults:
+            out["sim_fault_once"] = self.fault_once.clone()
         return out
