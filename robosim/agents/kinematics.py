@@ -204,15 +204,17 @@ class SerialChain:
 
     def _cached_frames(self, q: torch.Tensor, version: int | None) -> list:
         """The frames of `_frames(q)`, reused while q is the last q: `version` (the
-        scene's ReadCache version q was read at) equal to the last one, or, with no
-        version, q bit-for-bit equal to the last q on CPU (a GPU compare would wait
-        for the device, so there it recomputes). Calls with and without a version can
-        be mixed: the last q is kept either way."""
+        scene's ReadCache version q was read at) equal to the last one, or, on CPU, q
+        bit-for-bit equal to the last q (a GPU compare would wait for the device, so
+        there it recomputes). Calls with and without a version can be mixed: the last q
+        is kept either way."""
         last = self._last
         if last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype and last[1].device == q.device:
             if version is not None and last[0] == version:
                 return last[2]
-            if version is None and q.device.type == "cpu" and torch.equal(last[1], q):
+            if q.device.type == "cpu" and torch.equal(last[1], q):
+                if version is not None:
+                    self._last = (version, last[1], last[2])
                 return last[2]
         frames = list(self._frames(q))
         self._last = (version, q.detach().clone(), frames)

@@ -163,6 +163,7 @@ class ArticulationView(_CachedReads):
         self.uniform = bool((self.dofs == self.dof).all())
         self.joint_mask = torch.from_numpy(np.arange(self.dof)[None, :] < self.dofs[:, None])
         self.fixed_root = self.articulations[0].get_joints()[0].type == "fixed"
+        self._fixed_root_pose: torch.Tensor | None = None
         self._targets = np.zeros((len(self.articulations), self.dof), dtype=np.float32)
         self._target_setters = [j.set_drive_target for joints in self.joints for j in joints]
         self._setter_offsets = np.concatenate([[0], np.cumsum(self.dofs)[:-1]])
@@ -204,6 +205,12 @@ class ArticulationView(_CachedReads):
         return torch.from_numpy(self._targets.copy())
 
     def root_pose(self) -> torch.Tensor:
+        """float32 (N, 7) root pose, env frame. A fixed root never moves under physics, so
+        its read is kept until `set_root_pose` (one read per write instead of per step)."""
+        if self.fixed_root:
+            if self._fixed_root_pose is None:
+                self._fixed_root_pose = self._read_root_pose()
+            return self._fixed_root_pose.clone()
         return self._read("root_pose", self._read_root_pose)
 
     def _read_root_pose(self) -> torch.Tensor:
@@ -225,6 +232,7 @@ class ArticulationView(_CachedReads):
         idx = _as_index(env_idx, len(self.articulations))
         arr = pose.detach().cpu().numpy().astype(np.float32).reshape(len(idx), POSE_DIM)
         self._wrote()
+        self._fixed_root_pose = None
         for row, i in zip(arr, idx):
             self.articulations[i].set_root_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
 
