@@ -41,7 +41,7 @@ class Task:
     robot_base_position: tuple[float, float, float] | None = None   # env frame, m; None: the robot's own
     default_robot: str = DEFAULT_ROBOT        # robosim.make(..., robot=None) uses this one
     supported_robots: tuple[str, ...] | None = None   # robot names the task works with; None: any
-    max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward
+    max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward, in [-1, 0]
     # cameras of the camera obs modes and render_mode="sensors" (env kwarg sensor_configs
     # overrides resolution, pose, ...); default: ManiSkill3's "base_camera" view
     sensor_cameras: tuple[CameraConfig, ...] = (
@@ -116,7 +116,8 @@ class Task:
         raise NotImplementedError
 
     def dense_reward(self, info: dict[str, torch.Tensor]) -> torch.Tensor:
-        """float32 (N,) shaped reward, between 0 and max_dense_reward."""
+        """float32 (N,) shaped reward in [-max_dense_reward, 0], exactly 0 on success: a
+        learner must never be paid more for hovering near success than for succeeding."""
         raise NotImplementedError
 
     def sparse_reward(self, info: dict[str, torch.Tensor]) -> torch.Tensor:
