@@ -191,11 +191,7 @@ def cmd_eval_on_workers(args: argparse.Namespace) -> int:
     except ConnectionError as err:
         print(f"robosim eval: error: {err}", file=sys.stderr)
         return 2
-    elapsed = time.perf_counter() - start
-    print(f"{args.task}, policy {args.policy}, {result.episodes} episodes on {args.num_envs} envs "
-          f"over {args.workers} Ray workers (seed {args.seed}), {elapsed:.1f} s")
-    print(result.summary())
-    for label, path in (("video", args.video), ("trajectory", args.trajectory)):
-        if path:
-            print(f"{label}: {path}")
+    from robosim.record.cli import print_eval_report
+
+    print_eval_report(args, result, time.perf_counter() - start, f" over {args.workers} Ray workers")
     return 0

@@ -85,14 +85,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
             recorder.close()
     except OSError as err:
         return _fail("eval", err, status=1)
-    elapsed = time.perf_counter() - start
-    print(f"{args.task}, policy {args.policy}, {result.episodes} episodes on {args.num_envs} envs "
+    print_eval_report(args, result, time.perf_counter() - start)
+    return 0
+
+
+def print_eval_report(args: argparse.Namespace, result, elapsed: float, where: str = "") -> None:
+    """The lines `robosim eval` prints after a run (one process or Ray workers: `where`)."""
+    print(f"{args.task}, policy {args.policy}, {result.episodes} episodes on {args.num_envs} envs{where} "
           f"(seed {args.seed}), {elapsed:.1f} s")
     print(result.summary())
     for label, path in (("video", args.video), ("trajectory", args.trajectory)):
         if path:
             print(f"{label}: {path}")
-    return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
