@@ -157,21 +157,14 @@ def main(argv=None) -> dict:
     collector.reset(seed=args.seed)
     start, env_steps, next_eval, losses = time.perf_counter(), 0, 0, {}
     batch = args.num_steps * args.num_envs
-    summary: dict = {"reached": {}}
     with tqdm(total=args.total_steps, unit="step", desc=f"PPO {args.task}") as bar:
         while env_steps < args.total_steps:
             if env_steps >= next_eval:
                 actor = deterministic_actor()
                 success, ret = run_eval(actor)
                 save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
-                row = {"env_steps": env_steps, "wall_s": round(time.perf_counter() - start, 2),
-                       "eval_success": success, "eval_return": round(ret, 4), **collector.pop_episode_stats(),
-                       **losses}
-                log.add(row)
-                for level in (0.9, 0.95):
-                    if success >= level and str(level) not in summary["reached"]:
-                        summary["reached"][str(level)] = {"env_steps": env_steps, "wall_s": row["wall_s"]}
-                log.summary = summary
+                log.add_eval(env_steps, time.perf_counter() - start, success, ret,
+                             **collector.pop_episode_stats(), **losses)
                 bar.set_postfix(success=f"{success:.2f}")
                 next_eval += args.eval_every
                 if args.stop_success is not None and success >= args.stop_success:
@@ -191,7 +184,7 @@ def main(argv=None) -> dict:
     save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
     torch.save({"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "normalizer": envs.state_dict()},
                log.path("train_state.pt"))
-    log.summary = {**summary, "final_success": success, "env_steps": env_steps,
+    log.summary = {**log.summary, "final_success": success, "env_steps": env_steps,
                    "wall_s": round(time.perf_counter() - start, 2), "torch_threads": torch.get_num_threads()}
     log.add({"env_steps": env_steps, "wall_s": log.summary["wall_s"], "eval_success": success,
              "eval_return": round(ret, 4), **collector.pop_episode_stats(), **losses})

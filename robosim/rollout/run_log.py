@@ -35,6 +35,19 @@ class RunLog:
         self.rows.append(dict(row))
         self.write()
 
+    def add_eval(self, env_steps: int, wall_s: float, success: float, eval_return: float,
+                 **extra: Any) -> dict[str, Any]:
+        """Add one evaluation row and record in summary["reached"] the first env step and
+        wall time (s) at which the success rate reached 0.9 and 0.95; returns the row."""
+        row = {"env_steps": env_steps, "wall_s": round(wall_s, 2), "eval_success": success,
+               "eval_return": round(eval_return, 4), **extra}
+        reached = self.summary.setdefault("reached", {})
+        for level in ("0.9", "0.95"):
+            if success >= float(level) and level not in reached:
+                reached[level] = {"env_steps": env_steps, "wall_s": row["wall_s"]}
+        self.add(row)
+        return row
+
     def write(self) -> None:
         columns = list(dict.fromkeys(k for row in self.rows for k in row))
         text = io.StringIO()
