@@ -103,7 +103,7 @@ class SceneBuilding:
         p = np.asarray(pose[:3], dtype=np.float32) + self._origins32[env_index]
         return sapien.Pose(p, np.asarray(pose[3:], dtype=np.float32))
 
-    def _per_env(self, name: str, source, kind: type, argument: str) -> list:
+    def _per_env(self, source, kind: type, argument: str = "source") -> list:
         if isinstance(source, kind):
             return [source] * self.num_envs
         if not callable(source):
@@ -119,7 +119,7 @@ class SceneBuilding:
         """Build one rigid object per env from `source` (a RigidObject, or a function
         env_index -> RigidObject for per-env assets); returns its batched view."""
         self._check_new_name(name, self.actors)
-        objects = self._modified(name, self._per_env(name, source, RigidObject, "source"))
+        objects = self._modified(name, self._per_env(source, RigidObject))
         return self._register_actor_view(name, [self._build_rigid(name, obj, s, i)
                                                 for i, (obj, s) in enumerate(zip(objects, self.sub_scenes))])
 
@@ -173,7 +173,7 @@ class SceneBuilding:
         """Build one articulation per env from an ArticulationModel (or a function
         env_index -> model: per-env models may differ in joint count; the view pads)."""
         self._check_new_name(name, self.articulations)
-        models = self._per_env(name, source, ArticulationModel, "source")
+        models = self._per_env(source, ArticulationModel)
 
         def build(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
             model = models[env_index]
