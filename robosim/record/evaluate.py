@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
+from gymnasium.vector import AutoresetMode
+
+from robosim.vector.episode_tracker import EpisodeTracker
 
 
 def load_policy_factory(spec: str) -> Callable:
@@ -90,34 +93,32 @@ def evaluate(env, policy: Callable[[Any], Any], episodes: int, seed: int = 0, pr
     started = min(n, episodes)
     counted = torch.zeros(n, dtype=torch.bool)
     counted[:started] = True
-    ret = torch.zeros(n)
-    succeeded = torch.zeros(n, dtype=torch.bool)
+    # the env never autoresets: ended envs are reset here (or parked), as in DISABLED mode
+    tracker = EpisodeTracker(n, "cpu", AutoresetMode.DISABLED)
     next_seed = seed + n
     obs, _ = env.reset(seed=seed)
     with tqdm(total=episodes, desc="eval", unit="ep", disable=not progress) as bar:
         while result.episodes < episodes:
             action = policy(obs)
             obs, reward, terminated, truncated, info = env.step(action)
-            ret += reward.detach().cpu().float()
-            succeeded |= info["success"].detach().cpu()
-            done = (terminated | truncated).detach().cpu() & counted
+            step = tracker.on_step(reward.detach().cpu(), terminated.detach().cpu(), truncated.detach().cpu(),
+                                   success=info["success"].detach().cpu())
+            done = step.done & counted
             if not done.any():
                 continue
-            idx = done.nonzero().flatten()
-            steps = env.elapsed_steps.detach().cpu()
-            for i in idx.tolist():
-                result.success.append(bool(succeeded[i]))
-                result.returns.append(float(ret[i]))
-                result.lengths.append(int(steps[i]))
+            idx = done.nonzero().flatten().tolist()
+            for i in idx:
+                result.success.append(bool(step.finished["success_once"][i]))
+                result.returns.append(float(step.finished["return"][i]))
+                result.lengths.append(int(step.finished["episode_len"][i]))
             bar.update(len(idx))
             restart = []
-            for i in idx.tolist():
+            for i in idx:
                 if started < episodes:
                     started += 1
                     restart.append(i)
                 else:
                     counted[i] = False
-            ret[idx], succeeded[idx] = 0.0, False
             if restart and result.episodes < episodes:
                 seeds = list(range(next_seed, next_seed + len(restart)))
                 next_seed += len(restart)
