@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import shlex
+import sys
 import time
 
 import gymnasium as gym
@@ -134,7 +136,8 @@ def main(argv=None) -> dict:
     agent = ActorCritic(obs_dim, len(act_low), args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
     collector = RolloutCollector(envs, args.num_steps)
-    log = RunLog(args.out, vars(args), f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})")
+    log = RunLog(args.out, vars(args), f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
+                 command=shlex.join(["python", "examples/ppo.py", *(sys.argv[1:] if argv is None else argv)]))
 
     def act(obs):
         with torch.no_grad():

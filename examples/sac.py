@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import shlex
+import sys
 import time
 
 import gymnasium as gym
@@ -158,7 +160,8 @@ def main(argv=None) -> dict:
                           her_ratio=her_ratio, compute_reward=venv.compute_reward if her_ratio else None)
     collector = RolloutCollector(venv, 1)
     log = RunLog(args.out, {**vars(args), "her_ratio_used": her_ratio},
-                 f"SAC{'+HER' if her_ratio else ''} {args.task} ({args.num_envs} envs, seed {args.seed})")
+                 f"SAC{'+HER' if her_ratio else ''} {args.task} ({args.num_envs} envs, seed {args.seed})",
+                 command=shlex.join(["python", "examples/sac.py", *(sys.argv[1:] if argv is None else argv)]))
 
     def explore(obs):
         if env_steps < args.learning_starts:

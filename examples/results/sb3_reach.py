@@ -11,6 +11,8 @@ seeded episodes through robosim.record.evaluate (the loop `robosim eval` uses).
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 import time
 
 import numpy as np
@@ -60,7 +62,7 @@ class EvalCallback(BaseCallback):
         return True
 
 
-def main(argv=None) -> dict:
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("algo", choices=["ppo", "sac-her"])
     p.add_argument("--total-steps", type=int, default=200_000)
@@ -70,24 +72,35 @@ def main(argv=None) -> dict:
     p.add_argument("--eval-episodes", type=int, default=32)
     p.add_argument("--out", required=True)
     p.add_argument("--torch-threads", type=int, default=1)
+    p.add_argument("--hparams", default="sb3", choices=["sb3", "zoo"],
+                   help="sac-her: sb3 = SB3's defaults; zoo = rl-baselines3-zoo's HER set for panda-gym/Fetch "
+                        "(gamma 0.95, lr 1e-3, tau 0.05)")
+    p.add_argument("--reward-mode", default="dense", choices=["dense", "normalized_dense", "sparse"])
     p.add_argument("--gradient-steps", type=int, default=1,
                    help="sac-her: SB3's gradient_steps per vector step (-1: one per env step)")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
     ppo = args.algo == "ppo"
     num_envs = args.num_envs or (16 if ppo else 4)
     every = args.eval_every or (10_000 if ppo else 2_000)
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
-    venv = SB3VecEnv(TorchToNumpy(robosim.make_vec("Reach-v1", num_envs=num_envs,
+    venv = SB3VecEnv(TorchToNumpy(robosim.make_vec("Reach-v1", num_envs=num_envs, reward_mode=args.reward_mode,
                                                    autoreset_mode=AutoresetMode.SAME_STEP)))
-    eval_env = robosim.make("Reach-v1", num_envs=16)
+    eval_env = robosim.make("Reach-v1", num_envs=16, reward_mode=args.reward_mode)
     if ppo:  # SB3 defaults, as the issue's run
         model = PPO("MultiInputPolicy", venv, seed=args.seed, device="cpu")
     else:
+        zoo = {"gamma": 0.95, "learning_rate": 1e-3, "tau": 0.05} if args.hparams == "zoo" else {}
         model = SAC("MultiInputPolicy", venv, replay_buffer_class=HerReplayBuffer, seed=args.seed, device="cpu",
-                    learning_starts=1_000, gradient_steps=args.gradient_steps, replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
+                    learning_starts=1_000, gradient_steps=args.gradient_steps, **zoo,
+                    replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
     config = {**vars(args), "num_envs": num_envs, "eval_every": every, "sb3": __import__("stable_baselines3").__version__}
-    log = RunLog(args.out, config, f"SB3 {args.algo.upper()} Reach-v1 ({num_envs} envs, seed {args.seed}, dense reward)")
+    log = RunLog(args.out, config, f"SB3 {args.algo.upper()} Reach-v1 ({num_envs} envs, seed {args.seed}, {args.reward_mode} reward)",
+                 command=shlex.join(["python", "examples/results/sb3_reach.py", *(sys.argv[1:] if argv is None else argv)]))
     callback = EvalCallback(eval_env, log, every, args.eval_episodes, args.total_steps)
     model.learn(total_timesteps=args.total_steps, callback=callback)
     callback.evaluate_now()

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import platform
 from typing import Any
 
 from robosim.record.files import write_bytes_atomic
@@ -15,13 +16,18 @@ class RunLog:
     """Rows of numbers keyed by column name, kept in `rows` and written to
     <out_dir>/log.csv, log.json ({"config": ..., "summary": ..., "rows": [...]}) and
     curve.png. Rows must hold "env_steps" and "wall_s"; the plot shows "eval_success"
-    and "eval_return" where present."""
+    and "eval_return" where present. `command`, when given, is the command line that
+    reproduces the run; config["command"] keeps it and config["machine"] records where
+    the run ran (CPU model, core count, torch version)."""
 
-    def __init__(self, out_dir: str, config: dict[str, Any], title: str):
+    def __init__(self, out_dir: str, config: dict[str, Any], title: str, command: str | None = None):
         if not isinstance(out_dir, str) or not out_dir:
             raise ValueError(f"out_dir must be a non-empty path, got {out_dir!r}")
         os.makedirs(out_dir, exist_ok=True)
         self.out_dir, self.config, self.title = out_dir, dict(config), title
+        if command is not None:
+            self.config["command"] = command
+        self.config.setdefault("machine", machine_description())
         self.rows: list[dict[str, Any]] = []
         self.summary: dict[str, Any] = {}
 
@@ -96,3 +102,16 @@ class RunLog:
         fig.savefig(data, format="png", dpi=80)
         plt.close(fig)
         write_bytes_atomic(self.path("curve.png"), data.getvalue())
+
+
+def machine_description() -> dict[str, Any]:
+    """{"cpu": model name, "cores": logical cores, "torch": version} of this machine."""
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__}
