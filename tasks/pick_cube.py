@@ -84,7 +84,7 @@ class PickCubeTask(GoalPointMixin, Task):
         reward = 1 - torch.tanh(5 * (obj_pos - tcp).norm(dim=1))
         reward = reward + grasped
         reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * grasped
-        reward = reward + (1 - torch.tanh(5 * qvel[:, :7].norm(dim=1))) * info["is_obj_placed"].float()
+        reward = reward + (1 - torch.tanh(5 * qvel[:, :self.robot.arm_dof].norm(dim=1))) * info["is_obj_placed"].float()
         return torch.where(info["success"], torch.zeros_like(reward), reward - 5.0)
 
     def task_observations(self, info):
