@@ -94,6 +94,7 @@ class PickCubeTask(GoalPointMixin, Task):
             "is_grasped": info["is_grasped"].float().unsqueeze(1),
             "goal_pos": self.goal_pos.clone(),
             "obj_pose": obj_pose,
+            "tcp_to_obj_pos": obj_pose[:, :3] - tcp,
             "tcp_to_goal_pos": self.goal_pos - tcp,
             "obj_to_goal_pos": self.goal_pos - obj_pose[:, :3],
         }
