@@ -45,7 +45,9 @@ def row(name: str, doc: dict) -> dict:
     last = evals[-1]
     if first is None:
         best = max(evals, key=lambda r: r["eval_success"])
-        steps, wall = f"not reached (best {best['eval_success']:.2f} at {best['env_steps']:,})", "-"
+        steps = (f"not reached (best {best['eval_success']:.2f} at {best['env_steps']:,})"
+                 if best["eval_success"] > 0 else "not reached (never above 0.00)")
+        wall = "-"
         after = "-"
     else:
         steps, wall = f"{evals[first]['env_steps']:,}", f"{evals[first]['wall_s']:,.0f} s"
@@ -84,7 +86,8 @@ def table(results_dir: str = HERE) -> str:
             with open(path) as f:
                 rows.append(row(name, json.load(f)))
     order = {"Reach-v1": 0, "PushCube-v1": 1, "PickCube-v1": 2, "StackCube-v1": 3}
-    rows.sort(key=lambda r: (order.get(r["task"], 9), r["robot"] != "panda", r["robot"], r["learner"], r["reward"]))
+    rows.sort(key=lambda r: (order.get(r["task"], 9), r["robot"] != "panda", r["robot"],
+                             not r["learner"].startswith("built-in"), r["learner"], r["reward"]))
     lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |",
              "|" + "|".join("---" for _ in COLUMNS) + "|"]
     lines += ["| " + " | ".join(r[key] for key, _ in COLUMNS) + " |" for r in rows]

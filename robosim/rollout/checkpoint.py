@@ -85,8 +85,10 @@ def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tens
     if not os.path.isfile(path):
         raise ValueError(f"policy checkpoint must be an existing file, got {os.fspath(path)!r}")
     files = {"robosim.json": ""}
+    with open(path, "rb") as f:   # a buffer: torch warns about a file name not ending in .pt2
+        data = io.BytesIO(f.read())
     try:
-        module = torch.export.load(os.fspath(path), extra_files=files).module()
+        module = torch.export.load(data, extra_files=files).module()
         meta = json.loads(files["robosim.json"] or "{}")
     except Exception as err:  # torch raises many types for a file that is not an export archive
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} is not a robosim policy ({err})") from None
