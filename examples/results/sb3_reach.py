@@ -1,8 +1,9 @@
-"""Stable-Baselines3 on robosim's Reach-v1, unmodified, with the default dense reward:
-the runs behind the SB3 rows of the Learning table (logs beside this file).
+"""Stable-Baselines3 on robosim's Reach-v1, unmodified: the runs behind the SB3 rows of
+the time-to-solve table (logs beside this file; commands in each log.json).
 
-    python examples/results/sb3_reach.py ppo --total-steps 200000 --out runs/sb3_ppo_reach
-    python examples/results/sb3_reach.py sac-her --total-steps 20000 --gradient-steps -1 --out runs/sb3_sac_her_reach
+    python examples/results/sb3_reach.py ppo --total-steps 250000 --out runs/sb3_ppo_reach
+    python examples/results/sb3_reach.py sac-her --hparams zoo --gradient-steps -1 \
+        --total-steps 16000 --out runs/sb3_sac_her_reach
 
 Training envs: SB3VecEnv(TorchToNumpy(robosim.make_vec(..., SAME_STEP))), the documented
 adapter. Every --eval-every env steps the deterministic SB3 policy runs --eval-episodes
