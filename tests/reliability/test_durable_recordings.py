@@ -129,14 +129,23 @@ def _start_and_signal(directory, sig: int) -> dict:
         d.mkdir()
         runs[moment] = (d, subprocess.Popen(EVAL, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                             text=True))
-    seen = {}
-    for moment, (d, child) in runs.items():
-        need = MOMENTS[moment]
-        _wait_for(lambda: any(n.endswith(".parts") for n in os.listdir(d)) and len(_parts(d)) >= need, child)
-        if need == 0:
-            time.sleep(1.0)   # past the recorder's construction: inside the episode loop
-        seen[moment] = len(_parts(d))
-        child.send_signal(sig)
+    # poll all children together: waiting for them one after another let a fast child
+    # finish its run before its moment came up
+    seen, armed, pending, start = {}, {}, dict(runs), time.monotonic()
+    while pending:
+        for moment, (d, child) in list(pending.items()):
+            need = MOMENTS[moment]
+            ready = any(n.endswith(".parts") for n in os.listdir(d)) and len(_parts(d)) >= need
+            if ready and need == 0:   # past the recorder's construction: inside the episode loop
+                ready = time.monotonic() - armed.setdefault(moment, time.monotonic()) >= 1.0
+            if ready:
+                seen[moment] = len(_parts(d))
+                child.send_signal(sig)
+                del pending[moment]
+            else:
+                assert child.poll() is None, f"child ended before {moment!r}: {child.communicate()}"
+        assert time.monotonic() - start < 600, f"moments never reached: {sorted(pending)}"
+        time.sleep(0.05)
     return {m: (d, child, seen[m]) for m, (d, child) in runs.items()}
 
 
