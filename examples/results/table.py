@@ -39,7 +39,7 @@ def reached(evals: list[dict], level: float) -> str:
 
 def row(name: str, doc: dict) -> dict:
     """One table row (strings) from a log.json document."""
-    config, summary = doc["config"], doc["summary"]
+    config = doc["config"]
     evals = [r for r in doc["rows"] if r.get("eval_success") is not None]
     first = next((i for i, r in enumerate(evals) if r["eval_success"] >= LEVEL), None)
     last = evals[-1]
@@ -47,8 +47,7 @@ def row(name: str, doc: dict) -> dict:
         best = max(evals, key=lambda r: r["eval_success"])
         steps = (f"not reached (best {best['eval_success']:.2f} at {best['env_steps']:,})"
                  if best["eval_success"] > 0 else "not reached (never above 0.00)")
-        wall = "-"
-        after = "-"
+        wall = after = "-"
     else:
         steps, wall = f"{evals[first]['env_steps']:,}", f"{evals[first]['wall_s']:,.0f} s"
         after = f"{min(r['eval_success'] for r in evals[first:]):.2f}"
