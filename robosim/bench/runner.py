@@ -22,6 +22,7 @@ import torch
 from tqdm import tqdm
 
 from robosim.bench.cases import Case, median
+from robosim.rollout.run_log import cpu_model
 
 CONTROL_MODES = ("pd_ee_delta_pose", "pd_joint_delta_pos")
 CEILING_MODE = "pd_joint_delta_pos"   # the ceiling's random motion is this mode's motion
@@ -235,12 +236,6 @@ def _peak_rss_mb() -> float:
 
 
 def _machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), cpu)
-    except OSError:
-        pass
     import sapien
 
     versions = {"python": platform.python_version(), "torch": torch.__version__, "sapien": sapien.__version__}
@@ -250,7 +245,7 @@ def _machine() -> dict:
         versions["mani_skill"] = mani_skill.__version__
     except Exception:  # noqa: BLE001  (ManiSkill is optional for the report itself)
         pass
-    return {"host": socket.gethostname(), "cpu": cpu, "logical_cpus": os.cpu_count(),
+    return {"host": socket.gethostname(), "cpu": cpu_model(), "logical_cpus": os.cpu_count(),
             "platform": platform.platform(), "versions": versions, "git_commit": _git_commit()}
 
 

@@ -104,14 +104,19 @@ class RunLog:
         write_bytes_atomic(self.path("curve.png"), data.getvalue())
 
 
-def machine_description() -> dict[str, Any]:
-    """{"cpu": model name, "cores": logical cores, "torch": version} of this machine."""
-    import torch
-
-    cpu = platform.processor() or platform.machine()
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else platform.processor() (may be "")."""
+    cpu = platform.processor() or ""
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__}
+    return cpu
+
+
+def machine_description() -> dict[str, Any]:
+    """{"cpu": model name, "cores": logical cores, "torch": version} of this machine."""
+    import torch
+
+    return {"cpu": cpu_model() or platform.machine(), "cores": os.cpu_count(), "torch": torch.__version__}
