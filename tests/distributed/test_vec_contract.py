@@ -3,7 +3,6 @@ modes (PickCube-v1, 4 envs on 2 Ray workers, 4-step episodes), pipelined steppin
 and bad input: every bad input raises on the driver before any worker changes."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -58,25 +57,20 @@ def test_outputs_match_the_single_process_vector_env_in_every_mode(local_ray, mo
     ref.close()
 
 
-def test_step_async_returns_before_the_workers_finish_and_step_wait_gives_the_step(local_ray):
+def test_step_async_then_step_wait_gives_the_step_and_refuses_misuse(local_ray):
     ray_venv, ref = pair(AutoresetMode.SAME_STEP)
     ray_venv.reset(seed=3)
     ref.reset(seed=3)
     action = torch.zeros(N, ref.single_action_space.shape[0])
-    sync_times, async_times = [], []
     for t in range(6):
-        start = time.perf_counter()
         ray_venv.step_async(action)
-        async_times.append(time.perf_counter() - start)
         with pytest.raises(RuntimeError, match=r"step_async\(\) called while a step_async\(\) awaits its step_wait"):
             ray_venv.step_async(action)
         with pytest.raises(RuntimeError, match=r"reset\(\) called while a step_async\(\) awaits"):
             ray_venv.reset()
         got = ray_venv.step_wait()
-        sync_times.append(time.perf_counter() - start)
         assert_same_tree(got, ref.step(action), f"t={t}", ATOL)
-    # sending is a fraction of a whole step: the driver is free while workers simulate
-    assert np.median(async_times) < 0.5 * np.median(sync_times), (async_times, sync_times)
+    # how much of a step the driver gets back is a speed figure: `robosim bench --workers` measures it
     with pytest.raises(RuntimeError, match=r"step_wait\(\) needs a step_async\(\) before it"):
         ray_venv.step_wait()
     ray_venv.close()

@@ -14,9 +14,10 @@ def env():
     env.close()
 
 
-def _advance(env, steps=4):
+def _advance(env, steps=4, seed=0):
+    generator = torch.Generator().manual_seed(seed)
     for _ in range(steps):
-        env.step(torch.rand(env.num_envs, 7) * 2 - 1)
+        env.step(torch.rand(env.num_envs, 7, generator=generator) * 2 - 1)
 
 
 def test_save_restore_round_trips_exactly(env):
@@ -56,7 +57,7 @@ def test_restored_state_replays_the_same_transition(env):
     env.reset(seed=4)
     _advance(env, 2)
     state_id = env.save_state()
-    action = torch.rand(3, 7) * 2 - 1
+    action = torch.rand(3, 7, generator=torch.Generator().manual_seed(1)) * 2 - 1
     obs_a, *_ = env.step(action)
     env.restore_state(state_id)
     obs_b, *_ = env.step(action)

@@ -116,35 +116,34 @@ def _wait_for(condition, child, timeout: float = 600.0) -> None:
         time.sleep(0.05)
 
 
-# moment -> condition on the number of finished episode files in the parts directory
+# moment -> finished episode files on disk when the run pauses for its signal
 MOMENTS = {"before any episode ended": 0, "after the first episodes": 1, "near the end": EPISODES - 2}
+PAUSING = [*EVAL[:EVAL.index("--policy") + 1], "pausing_policy:factory", *EVAL[EVAL.index("--policy") + 2:]]
 
 
 def _start_and_signal(directory, sig: int) -> dict:
-    """Start one eval per moment (in parallel: startup dominates), signal each at its moment.
-    Returns moment -> (child, finished episodes seen right before the signal)."""
+    """Start one eval per moment (in parallel: startup dominates). Each run's policy pauses
+    once its moment is on disk (tests/reliability/pausing_policy.py) and is signalled there,
+    so neither a fast nor a loaded machine changes what is tested.
+    Returns moment -> (directory, child, finished episodes on disk when signalled)."""
     runs = {}
-    for k, moment in enumerate(MOMENTS):
+    for k, (moment, need) in enumerate(MOMENTS.items()):
         d = directory / f"m{k}"
         d.mkdir()
-        runs[moment] = (d, subprocess.Popen(EVAL, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                            text=True))
-    # poll all children together: waiting for them one after another let a fast child
-    # finish its run before its moment came up
-    seen, armed, pending, start = {}, {}, dict(runs), time.monotonic()
+        env = dict(os.environ, PAUSE_AFTER_EPISODES=str(need),
+                   PYTHONPATH=os.pathsep.join([os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")]))
+        runs[moment] = (d, subprocess.Popen(PAUSING, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            text=True, env=env))
+    seen, pending = {}, dict(runs)
     while pending:
         for moment, (d, child) in list(pending.items()):
-            need = MOMENTS[moment]
-            ready = any(n.endswith(".parts") for n in os.listdir(d)) and len(_parts(d)) >= need
-            if ready and need == 0:   # past the recorder's construction: inside the episode loop
-                ready = time.monotonic() - armed.setdefault(moment, time.monotonic()) >= 1.0
-            if ready:
+            if (d / "paused").exists():
                 seen[moment] = len(_parts(d))
+                assert seen[moment] >= MOMENTS[moment], (moment, seen[moment])
                 child.send_signal(sig)
                 del pending[moment]
             else:
                 assert child.poll() is None, f"child ended before {moment!r}: {child.communicate()}"
-        assert time.monotonic() - start < 600, f"moments never reached: {sorted(pending)}"
         time.sleep(0.05)
     return {m: (d, child, seen[m]) for m, (d, child) in runs.items()}
 
