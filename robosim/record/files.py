@@ -6,12 +6,20 @@ A reader never sees a half-written or broken file under the final name:
   disk, broken pipe, deleted directory) the temporary file is deleted and the error is
   raised: nothing appears under the final name.
 - `write_bytes_atomic` writes a complete byte string, fsyncs it and renames it.
+- `OutputLock` claims a final path for one writer (`.NAME.lock` beside it, flock'ed):
+  a second writer to the same path, in this or another process, is refused at start
+  with a ValueError naming the path and the process that holds it, instead of both
+  reporting success while the later rename silently replaces the earlier recording.
+  The kernel drops the claim when its process dies, so a SIGKILLed writer never blocks
+  the path; its stale lock file is reused (and `robosim recover` removes it).
 If the process raises mid-run, `close()` (called by the owner's `finally`, context
 manager or, failing that, the interpreter-exit finalizer) still finishes the file with
 what was written so far.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import tempfile
 import weakref
@@ -82,28 +90,115 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     _fsync_dir(directory)
 
 
+LOCK_SUFFIX = ".lock"
+
+
+def lock_path_of(path: str) -> str:
+    """The lock file that claims the output `path`: `.NAME.lock` in the same directory."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}{LOCK_SUFFIX}")
+
+
+class OutputLock:
+    """An exclusive claim on the output `path`, held until `release()` (or process death).
+
+    Raises ValueError naming `arg`, the path and the holder's pid when another writer
+    (another process, or another writer of this one) holds it."""
+
+    def __init__(self, path: str, arg: str = "path"):
+        self.path = path
+        self.lock_path = lock_path_of(path)
+        while True:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~_umask())
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as err:
+                holder = _read_pid(fd)
+                os.close(fd)
+                if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise
+                who = "this process" if holder == os.getpid() else f"process {holder}" if holder else "another process"
+                raise ValueError(f"{arg} must be a path no other writer is recording to, got {path!r} ({who} "
+                                 f"is recording to it, lock {self.lock_path!r}); choose another path or wait "
+                                 f"until that recording is finished") from None
+            # the previous holder unlinks the file before releasing it: if ours is no longer
+            # the file under that name we locked a dead inode; try again with a fresh one
+            try:
+                st = os.stat(self.lock_path)
+                same = (st.st_dev, st.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass   # the pid is only for messages; the flock is the claim
+        self._fd: int | None = fd
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Give the path up (idempotent): unlink the lock file, then drop the flock."""
+        if self._fd is not None:
+            _unlink_quietly(self.lock_path)
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        return int(os.pread(fd, 32, 0).decode().strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def remove_stale_lock(lock_path: str) -> bool:
+    """Delete `lock_path` if no live writer holds it (its writer was killed). True if removed."""
+    directory, name = os.path.split(lock_path)
+    if not (name.startswith(".") and name.endswith(LOCK_SUFFIX)):
+        raise ValueError(f"lock_path must name a '.NAME{LOCK_SUFFIX}' file, got {lock_path!r}")
+    try:
+        lock = OutputLock(os.path.join(directory, name[1:-len(LOCK_SUFFIX)]), arg="lock_path")
+    except ValueError:
+        return False
+    lock.release()
+    return True
+
+
 class AtomicFile:
     """Owns `tmp_path` (created now, next to `final_path`) until `commit()` renames it.
 
-    `finish` is called once with no argument right before the rename (close writers
-    there). `discard()` deletes the temporary file instead."""
+    Claims `final_path` (OutputLock, ValueError naming `arg` if another writer holds it)
+    until commit or discard. `finish` is called once with no argument right before the
+    rename (close writers there). `discard()` deletes the temporary file instead."""
 
-    def __init__(self, final_path: str, finish: Callable[[], None]):
+    def __init__(self, final_path: str, finish: Callable[[], None], arg: str = "path"):
         self.final_path = final_path
         directory, name = os.path.split(final_path)
         stem, ext = os.path.splitext(name)
-        # the owner's pid in the name lets `robosim recover` leave a live writer's file alone
-        fd, self.tmp_path = tempfile.mkstemp(prefix=f".{stem}.pid{os.getpid()}-", suffix=f".partial{ext}",
-                                             dir=directory)
-        os.close(fd)
-        os.chmod(self.tmp_path, 0o666 & ~_umask())   # mkstemp makes 0600; give a normal file's mode
+        self._lock = OutputLock(final_path, arg)
+        try:
+            # the owner's pid in the name lets `robosim recover` leave a live writer's file alone
+            fd, self.tmp_path = tempfile.mkstemp(prefix=f".{stem}.pid{os.getpid()}-", suffix=f".partial{ext}",
+                                                 dir=directory)
+            os.close(fd)
+            os.chmod(self.tmp_path, 0o666 & ~_umask())   # mkstemp makes 0600; give a normal file's mode
+        except BaseException:
+            self._lock.release()
+            raise
         self._finish = finish
         self.done = False
         # interpreter exit or garbage collection without close(): still finish the file
-        self._finalizer = weakref.finalize(self, AtomicFile._finalize, finish, self.tmp_path, final_path)
+        self._finalizer = weakref.finalize(self, AtomicFile._finalize, finish, self.tmp_path, final_path,
+                                           self._lock)
 
     @staticmethod
-    def _finalize(finish, tmp_path, final_path) -> None:
+    def _finalize(finish, tmp_path, final_path, lock: OutputLock) -> None:
         try:
             finish()
             if not os.path.exists(tmp_path):
@@ -113,6 +208,8 @@ class AtomicFile:
         except BaseException:
             _unlink_quietly(tmp_path)   # a file that failed to finish never gets the final name
             raise
+        finally:
+            lock.release()
 
     def commit(self) -> None:
         """Finish the file and move it to the final name (idempotent). Raises the
@@ -131,3 +228,4 @@ class AtomicFile:
                 pass   # the file is deleted anyway; the caller is already handling an error
             finally:
                 _unlink_quietly(self.tmp_path)
+                self._lock.release()

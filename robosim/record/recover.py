@@ -6,8 +6,11 @@ A run that dies without closing its writers leaves, next to the final paths:
   .STEM.pid<PID>-<random>.partial.mp4   a fragmented mp4 (robosim.record.video), playable up to
                                 its last fragment
 `recover(directory)` merges each parts directory into NAME (or NAME-recovered-K.h5 when
-NAME exists) and renames each playable partial mp4 the same way. Leftovers whose
-owner process is still alive are skipped (it may still be recording) unless `force`.
+NAME exists or a running writer claims it) and renames each playable partial mp4 the
+same way. Leftovers whose owner process is still alive are skipped (it may still be
+recording) unless `force`. Each episode file carries the trajectory's header, so a
+parts directory whose owner.json is lost or damaged is still recovered (named after
+the directory); a damaged episode file is reported and kept, the others recovered.
 `robosim recover DIR` runs it; RecordEpisode prints a pointer to it when it finds
 leftovers in the directory it writes to.
 """
@@ -20,25 +23,41 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-from robosim.record.trajectory import OWNER_FILE, PARTS_SUFFIX, merge_parts
+from robosim.record.files import LOCK_SUFFIX, OutputLock, remove_stale_lock
+from robosim.record.trajectory import OWNER_FILE, PARTS_SUFFIX, TRAJECTORY_SUFFIXES, merge_parts, read_parts
 
 
 @dataclass
 class RecoverReport:
-    """What recover() did: (leftover, written file, episodes or frames) per recovery."""
+    """What recover() did. recovered: (leftover, written file, episodes or frames);
+    skipped: (leftover, why), left on disk unless `why` says removed; notes: (leftover,
+    problem) for damage worked around (a lost or malformed owner.json); errors: (leftover,
+    error) where writing the recovered file failed (the leftover is kept)."""
 
     recovered: list[tuple[str, str, int]] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)     # (leftover, why)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"recovered {len(self.recovered)} file(s), skipped {len(self.skipped)}"]
-        lines += [f"  {os.path.basename(src)} -> {dst} ({n} {'frames' if dst.endswith('.mp4') else 'episodes'})"
+        lines = [f"recovered {len(self.recovered)} file(s), skipped {len(self.skipped)}"
+                 + (f", failed {len(self.errors)}" if self.errors else "")]
+        lines += [f"  {_short(src)} -> {dst} ({n} {'frames' if dst.endswith('.mp4') else 'episodes'})"
                   for src, dst, n in self.recovered]
-        lines += [f"  skipped {os.path.basename(src)}: {why}" for src, why in self.skipped]
+        lines += [f"  note {_short(src)}: {why}" for src, why in self.notes]
+        lines += [f"  skipped {_short(src)}: {why}" for src, why in self.skipped]
+        lines += [f"  failed {_short(src)}: {why}" for src, why in self.errors]
         return "\n".join(lines)
 
 
+def _short(path: str) -> str:
+    """A leftover's name, with its parts directory for a file inside one."""
+    parent = os.path.basename(os.path.dirname(path))
+    return f"{parent}/{os.path.basename(path)}" if _is_parts_dir(parent) else os.path.basename(path)
+
+
 _PARTIAL_VIDEO = re.compile(r"^\.(.+)\.pid(\d+)-[^.]*\.partial\.mp4$")
+_PARTS_DIR = re.compile(r"^\.(.+)\.[^.]*" + re.escape(PARTS_SUFFIX) + "$")
 
 
 def _is_parts_dir(name: str) -> bool:
@@ -67,13 +86,22 @@ def point_to_leftovers(directory: str) -> None:
               f"`robosim recover {directory}` saves what they hold", file=sys.stderr)
 
 
-def _free_name(directory: str, stem: str, ext: str) -> str:
-    path = os.path.join(directory, stem + ext)
-    k = 1
-    while os.path.exists(path):
-        path = os.path.join(directory, f"{stem}-recovered-{k}{ext}")
+def _claim_free_name(directory: str, stem: str, ext: str) -> tuple[str, OutputLock]:
+    """The first of NAME, NAME-recovered-1, ... that does not exist and no live writer is
+    recording to, claimed (its lock is held) so no writer starting now can replace it."""
+    k = 0
+    while True:
+        path = os.path.join(directory, f"{stem}-recovered-{k}{ext}" if k else stem + ext)
         k += 1
-    return path
+        if os.path.exists(path):
+            continue
+        try:
+            lock = OutputLock(path, arg="recovered file")
+        except ValueError:
+            continue        # a running writer will finish this name
+        if not os.path.exists(path):
+            return path, lock
+        lock.release()
 
 
 def _owner_alive(pid: int) -> bool:
@@ -98,40 +126,110 @@ def _count_frames(path: str) -> int:
         return 0
 
 
+def read_owner(parts_dir: str) -> tuple[int | None, str | None, list[str]]:
+    """(pid, output file name, problems) from `parts_dir`'s owner.json. Never raises for a
+    damaged file: a missing, truncated or malformed owner.json (or field) gives None
+    there and one line in problems; the name then comes from the directory's own name
+    (.NAME.<random>.parts), and the episodes' headers come from their own files."""
+    problems: list[str] = []
+    from_dir = _PARTS_DIR.match(os.path.basename(parts_dir))
+    fallback = from_dir.group(1) if from_dir else "recovered.h5"
+    if not fallback.lower().endswith(TRAJECTORY_SUFFIXES):
+        fallback += ".h5"
+    named = f"output named {fallback!r} after the directory"
+    try:
+        with open(os.path.join(parts_dir, OWNER_FILE), "rb") as f:
+            owner = json.loads(f.read().decode())
+    except FileNotFoundError:
+        return None, fallback, [f"{OWNER_FILE} is missing; {named}, headers from the episode files"]
+    except (OSError, ValueError) as err:   # ValueError: JSONDecodeError, UnicodeDecodeError
+        return None, fallback, [f"{OWNER_FILE} is unreadable (truncated or damaged: {err}); {named}, "
+                                f"headers from the episode files"]
+    if not isinstance(owner, dict):
+        return None, fallback, [f"{OWNER_FILE} must hold a JSON object, got {type(owner).__name__}; {named}, "
+                                f"headers from the episode files"]
+    pid = owner.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        problems.append(f"{OWNER_FILE} pid must be a positive int, got {pid!r}; its writer counts as ended")
+        pid = None
+    final_path = owner.get("final_path")
+    name = os.path.basename(final_path) if isinstance(final_path, str) else ""
+    if not name.lower().endswith(TRAJECTORY_SUFFIXES) or name.startswith("."):
+        problems.append(f"{OWNER_FILE} final_path must be a .h5/.hdf5 path, got {final_path!r}; {named}")
+        name = fallback
+    if not isinstance(owner.get("header"), dict):
+        problems.append(f"{OWNER_FILE} header must be a JSON object, got {owner.get('header')!r:.60}; "
+                        f"headers from the episode files")
+    return pid, name, problems
+
+
+def _recover_parts(path: str, directory: str, force: bool, report: RecoverReport) -> None:
+    if not os.path.isdir(path):
+        report.skipped.append((path, "not a directory (left in place)"))
+        return
+    pid, name, problems = read_owner(path)
+    if pid is not None and not force and _owner_alive(pid):
+        report.skipped.append((path, f"process {pid} is still running (use force)"))
+        return
+    report.notes += [(path, p) for p in problems]
+    names, bad, _ = read_parts(path)
+    report.skipped += [(os.path.join(path, n), f"unreadable, kept in place ({why})") for n, why in bad]
+    if not names:
+        if not bad:     # killed before its first episode ended: nothing to keep
+            shutil.rmtree(path)
+            report.skipped.append((path, "no finished episode (removed)"))
+        return
+    stem, ext = os.path.splitext(name)
+    target, lock = _claim_free_name(directory, stem, ext)
+    try:
+        written, _ = merge_parts(path, target)
+    except OSError as err:
+        report.errors.append((path, f"cannot write {target!r}: {err}; the episodes stay in place"))
+        return
+    finally:
+        lock.release()
+    report.recovered.append((path, target, written))
+
+
+def _recover_video(path: str, directory: str, force: bool, report: RecoverReport) -> None:
+    name = os.path.basename(path)
+    match = _PARTIAL_VIDEO.match(name)
+    if not force and match and _owner_alive(int(match.group(2))):
+        report.skipped.append((path, f"process {match.group(2)} is still running (use force)"))
+        return
+    frames = _count_frames(path)
+    if frames == 0:
+        report.skipped.append((path, "no playable frame (left in place)"))
+        return
+    stem = match.group(1) if match else name[1:].split(".")[0]
+    target, lock = _claim_free_name(directory, stem, ".mp4")
+    try:
+        os.replace(path, target)
+    except OSError as err:
+        report.errors.append((path, f"cannot rename it to {target!r}: {err}"))
+        return
+    finally:
+        lock.release()
+    report.recovered.append((path, target, frames))
+
+
 def recover(directory: str, force: bool = False) -> RecoverReport:
-    """Turn every leftover recording in `directory` into a normal file (see module doc)."""
+    """Turn every leftover recording in `directory` into a normal file (see module doc).
+
+    Never deletes a readable episode or a playable video: a damaged episode file is
+    reported and left in its parts directory while the others are recovered; a lost or
+    malformed owner.json is reported and worked around. Also removes lock files of
+    writers that are gone."""
     if not isinstance(directory, (str, os.PathLike)) or not os.path.isdir(directory):
         raise ValueError(f"directory must be an existing directory, got {directory!r}")
     directory = os.path.abspath(os.fspath(directory))
     report = RecoverReport()
     for path in find_leftovers(directory):
-        name = os.path.basename(path)
-        if _is_parts_dir(name):
-            owner_path = os.path.join(path, OWNER_FILE)
-            try:
-                with open(owner_path) as f:
-                    owner = json.load(f)
-            except (OSError, ValueError):
-                shutil.rmtree(path)      # killed before its first write: nothing to keep
-                report.skipped.append((path, "empty (removed)"))
-                continue
-            if not force and _owner_alive(int(owner.get("pid", -1))):
-                report.skipped.append((path, f"process {owner.get('pid')} is still running (use force)"))
-                continue
-            stem, ext = os.path.splitext(os.path.basename(owner["final_path"]))
-            target = _free_name(directory, stem, ext)
-            report.recovered.append((path, target, merge_parts(path, target)))
+        if _is_parts_dir(os.path.basename(path)):
+            _recover_parts(path, directory, force, report)
         else:
-            match = _PARTIAL_VIDEO.match(name)
-            if not force and match and _owner_alive(int(match.group(2))):
-                report.skipped.append((path, f"process {match.group(2)} is still running (use force)"))
-                continue
-            frames = _count_frames(path)
-            if frames == 0:
-                report.skipped.append((path, "no playable frame (left in place)"))
-                continue
-            stem = match.group(1) if match else name[1:].split(".")[0]
-            target = _free_name(directory, stem, ".mp4")
-            os.replace(path, target)
-            report.recovered.append((path, target, frames))
+            _recover_video(path, directory, force, report)
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(".") and name.endswith(LOCK_SUFFIX) and os.path.isfile(os.path.join(directory, name)):
+            remove_stale_lock(os.path.join(directory, name))
     return report

@@ -18,6 +18,9 @@ Durability: while recording, every finished episode is written at once as its ow
 complete file `episode_NNNNN.h5` (same layout, one group) inside the hidden directory
 `.NAME.<random>.parts/` next to the final path, atomically and fsynced
 (robosim.record.files). `close()` merges the parts into NAME and deletes the directory.
+Each part also carries the root attributes, so a part directory is recoverable on its
+own even when its owner.json is lost. The writer claims NAME (robosim.record.files
+OutputLock) from construction to close: a second writer to NAME is refused at start.
 After a SIGKILL or a power loss the parts directory stays; `robosim recover DIR`
 (robosim.record.recover) merges it into a file, so every finished episode survives.
 h5py only ever writes to memory: bytes reach the disk through plain os.write, so a full
@@ -26,6 +29,7 @@ disk is an ordinary OSError and never leaves HDF5 in a half-flushed state.
 from __future__ import annotations
 
 import atexit
+import errno
 import io
 import json
 import os
@@ -36,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from robosim.record.files import check_output_path, write_bytes_atomic
+from robosim.record.files import OutputLock, check_output_path, write_bytes_atomic
 
 FORMAT = "robosim-trajectory"
 FORMAT_VERSION = 1
@@ -91,24 +95,78 @@ def h5_bytes(build: Callable[[Any], None]) -> bytes:
     return buffer.getvalue()
 
 
-def merge_parts(parts_dir: str, final_path: str) -> int:
-    """Write every episode file of `parts_dir` (in order) into one trajectory file at
-    `final_path` (atomically), then delete `parts_dir`. Returns the episode count."""
+def _check_part(path: str, name: str) -> dict[str, Any]:
+    """Root attributes of the episode part file `path` after reading and validating its
+    one episode `name` (ValueError saying what is wrong when it is unreadable)."""
+    try:
+        part = TrajectoryFile(path, arg="episode file")
+        if part.episode_names != [name]:
+            raise ValueError(f"episode file must hold exactly the group {name!r}, got {part.episode_names}")
+        part.episode(0)
+    except ValueError:
+        raise
+    except Exception as err:   # h5py raises OSError, KeyError, RuntimeError... for damaged bytes
+        raise ValueError(f"episode file cannot be read: {type(err).__name__}: {err}") from None
+    return part.attrs
+
+
+_MUST_MATCH = ("format", "format_version", "task_id", "num_envs", "state_dim", "action_dim")
+
+
+def read_parts(parts_dir: str) -> tuple[list[str], list[tuple[str, str]], dict[str, Any] | None]:
+    """Sort the episode files of `parts_dir` into (readable names, [(unreadable name, why)],
+    root attributes of the last readable one). A readable file whose task or dimensions
+    differ from that last one's counts as unreadable (it cannot join the same file)."""
+    names = sorted(n for n in os.listdir(parts_dir) if n.startswith("episode_") and n.endswith(".h5"))
+    good: list[tuple[str, dict]] = []
+    bad: list[tuple[str, str]] = []
+    for name in names:
+        try:
+            good.append((name, _check_part(os.path.join(parts_dir, name), name[:-3])))
+        except ValueError as err:
+            bad.append((name, str(err)))
+    reference = good[-1][1] if good else None
+    if reference is not None:
+        for name, attrs in list(good):
+            differ = [k for k in _MUST_MATCH if str(attrs.get(k)) != str(reference.get(k))]
+            if differ:
+                good.remove((name, attrs))
+                bad.append((name, f"its {differ} differ from the other episodes' {[reference.get(k) for k in differ]}"))
+    return [n for n, _ in good], sorted(bad), reference
+
+
+def merge_parts(parts_dir: str, final_path: str,
+                header: dict[str, Any] | None = None) -> tuple[int, list[tuple[str, str]]]:
+    """Write every readable episode file of `parts_dir` (in order) into one trajectory at
+    `final_path` (atomically), then delete them. Root attributes: `header`, else the
+    readable episode files' own. Returns (episodes written, [(unreadable file, why)]).
+    Unreadable files are never deleted: `parts_dir` stays while it holds one, and is
+    removed otherwise. With no readable episode and no header nothing is written."""
     import h5py
 
-    names = sorted(n for n in os.listdir(parts_dir) if n.startswith("episode_") and n.endswith(".h5"))
-    with open(os.path.join(parts_dir, OWNER_FILE)) as f:
-        header = json.load(f)["header"]
+    names, bad, reference = read_parts(parts_dir)
+    if header is None and reference is None:
+        if not bad:
+            shutil.rmtree(parts_dir)
+        return 0, bad
 
     def build(h5) -> None:
-        _write_root_attrs(h5, header)
+        if header is not None:
+            _write_root_attrs(h5, header)
+        else:
+            for key, value in reference.items():
+                h5.attrs[key] = value
         for k, name in enumerate(names):
             with h5py.File(os.path.join(parts_dir, name), "r") as part:
                 part.copy(part[name[:-3]], h5, name=f"episode_{k:05d}")
 
     write_bytes_atomic(final_path, h5_bytes(build))
-    shutil.rmtree(parts_dir)
-    return len(names)
+    if bad:
+        for name in names:
+            os.unlink(os.path.join(parts_dir, name))
+    else:
+        shutil.rmtree(parts_dir)
+    return len(names), bad
 
 
 class TrajectoryWriter:
@@ -126,12 +184,18 @@ class TrajectoryWriter:
         self.pending: Callable[[], list[Episode]] = list
         self.episodes_written = 0
         self.closed = False
-        self.parts_dir = tempfile.mkdtemp(prefix=f".{name}.", suffix=PARTS_SUFFIX, dir=directory)
+        self._lock = OutputLock(self.path, arg)   # a second writer to this path is refused (ValueError)
+        try:
+            self.parts_dir = tempfile.mkdtemp(prefix=f".{name}.", suffix=PARTS_SUFFIX, dir=directory)
+        except BaseException:
+            self._lock.release()
+            raise
         try:
             owner = {"pid": os.getpid(), "final_path": self.path, "header": self.header}
             write_bytes_atomic(os.path.join(self.parts_dir, OWNER_FILE), json.dumps(owner).encode())
         except BaseException:
             shutil.rmtree(self.parts_dir, ignore_errors=True)
+            self._lock.release()
             raise
         # interpreter exit without close() (an uncaught exception): close() still runs, so
         # the running episodes are kept too. atexit, not weakref.finalize: handlers run
@@ -173,9 +237,14 @@ class TrajectoryWriter:
             self.pending = list
             atexit.unregister(self.close)
         try:
-            merge_parts(self.parts_dir, self.path)
+            written, bad = merge_parts(self.parts_dir, self.path, self.header)
         except OSError as err:
             raise self._write_error(err) from err
+        finally:
+            self._lock.release()
+        if bad:   # its own files damaged on disk (not seen in practice): say so, keep them
+            raise OSError(errno.EIO, f"trajectory {self.path!r} holds {written} episodes; {len(bad)} damaged "
+                                     f"episode files are kept in {self.parts_dir!r}: {bad[0][0]}: {bad[0][1]}")
 
     def discard(self) -> None:
         """Delete everything written; nothing appears under `path`."""
@@ -183,6 +252,7 @@ class TrajectoryWriter:
             self.closed = True
             atexit.unregister(self.close)
             shutil.rmtree(self.parts_dir, ignore_errors=True)
+            self._lock.release()
 
 
 def _read_episode(group, name: str, path: str, state_dim: int, action_dim: int) -> Episode:

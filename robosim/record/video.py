@@ -77,7 +77,7 @@ class VideoWriter:
         self.frames_written = 0
         self._writer = None
         self._shape: tuple[int, ...] | None = None
-        self._file = AtomicFile(self.path, self._close_writer)
+        self._file = AtomicFile(self.path, self._close_writer, arg)   # claims path: a second writer is refused
 
     def _close_writer(self) -> None:
         if self._writer is not None:
