@@ -40,7 +40,7 @@ def _register_gym_id(task_id: str) -> None:
     if gym_id not in gym.registry:
         # The env is batched and truncates itself: no TimeLimit, no scalar passive
         # checker, no OrderEnforcing wrapper (it hides num_envs and friends).
-        gym.register(gym_id, entry_point="robosim.envs.registry:make", kwargs={"task_id": task_id},
+        gym.register(gym_id, entry_point="robosim.vector.make:make_gym_env", kwargs={"task_id": task_id},
                      disable_env_checker=True, order_enforce=False,
                      vector_entry_point="robosim.vector.make:make_vec")  # a name, not an import
 

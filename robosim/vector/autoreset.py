@@ -17,11 +17,16 @@ import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import concatenate, create_empty_array
 
 from robosim.envs import checks
 from robosim.vector import tree
 from robosim.vector.episode_stats import ending_flags
 from robosim.vector.episode_tracker import EpisodeTracker
+
+# NEXT_STEP / DISABLED: where the vector env puts ended episodes' metrics. Not "episode":
+# gymnasium's RecordEpisodeStatistics (CleanRL's chain) refuses an info that has it.
+EPISODE_METRICS_KEY = "episode_metrics"
 
 
 def to_autoreset_mode(value: Any) -> AutoresetMode:
@@ -83,7 +88,10 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     episodes end only on truncation (fixed-horizon episodes); success_at_end is recorded.
     Episode metrics (EpisodeTracker.finished: "r", "l", "return", "episode_len",
     "reward", "success_once", ...) of envs that ended are in final_info["episode"]
-    (SAME_STEP) or info["episode"] (other modes), masked by "_episode". Every info key
+    (SAME_STEP, ManiSkill3's place) or info["episode_metrics"] (other modes; top-level
+    info["episode"] is left to the statistics wrappers: gymnasium's
+    RecordEpisodeStatistics, robosim's EpisodeStatistics), masked by "_episode" /
+    "_episode_metrics". Every info key
     `k` comes with gymnasium's bool (N,) mask `_k`.
     """
 
@@ -110,7 +118,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         # envs whose episode ended on the last step and that were not reset since
         self._ended = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self.episodes = EpisodeTracker(self.num_envs, self.device, self.autoreset_mode)
-        self._seeds: list[int] = [-1] * self.num_envs  # -1: never seeded (gymnasium's convention)
+        self._seeds: list[int] = self._initial_seeds()  # the per-env seeds in use
 
     # -- reset ----------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
@@ -163,7 +171,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
 
         Returns obs, reward (N,), terminated (N,), truncated (N,), info: see the class
         docstring for what the rows of envs that end or restart hold in each mode."""
-        self._check_actions(actions)
+        actions = self._check_actions(actions)
         ended = self._ended
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             any_ended = bool(ended.any())
@@ -228,58 +236,117 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     def _with_episode(info: dict, episode: Any) -> dict:
         if episode.finished is not None:
             info = dict(info)
-            info["episode"], info["_episode"] = episode.finished, episode.done.clone()
+            info[EPISODE_METRICS_KEY], info[f"_{EPISODE_METRICS_KEY}"] = episode.finished, episode.done.clone()
         return info
 
-    def _check_actions(self, actions: Any) -> None:
-        """Leading dim must be num_envs: no silent broadcasting of a single action."""
+    def _check_actions(self, actions: Any) -> Any:
+        """Leading dim must be num_envs: no silent broadcasting of a single action. A list
+        of num_envs per-env actions (what gymnasium's SyncVectorEnv accepts) is stacked."""
         if actions is None:
-            return
+            return None
+        if isinstance(actions, list):
+            actions = self._stack_actions(actions)
         dims = tree.leading_dims(actions) if isinstance(actions, (dict, tuple)) else None
         if dims is not None:
             if dims != {self.num_envs}:
                 raise ValueError(f"actions must have leading dim num_envs={self.num_envs} in every entry, "
                                  f"got leading dims {sorted(dims)}")
-            return
+            return actions
         if not isinstance(actions, (torch.Tensor, np.ndarray)):
-            raise TypeError(f"actions must be a torch.Tensor or numpy array of shape {self.action_space.shape}, "
-                            f"got {type(actions).__name__}")
+            raise TypeError(f"actions must be a torch.Tensor, numpy array or list of {self.num_envs} per-env "
+                            f"actions, shaped {self.action_space.shape}, got {type(actions).__name__}")
         expected = self.action_space.shape
         if expected is not None and tuple(actions.shape) != tuple(expected):
             raise ValueError(f"actions must have shape {tuple(expected)} (num_envs={self.num_envs}), "
                              f"got {tuple(actions.shape)}")
+        return actions
+
+    def _stack_actions(self, actions: list) -> Any:
+        """A list of num_envs single-env actions -> one batched action (torch stays torch)."""
+        if len(actions) != self.num_envs:
+            raise ValueError(f"actions must be a list of one action per env (num_envs={self.num_envs}), "
+                             f"got a list of {len(actions)}")
+        if all(isinstance(a, torch.Tensor) for a in actions):
+            try:
+                return torch.stack(actions)
+            except RuntimeError as err:
+                raise ValueError(f"actions must be per-env actions of shape {self.single_action_space.shape}, "
+                                 f"got a list of tensors shaped {[tuple(a.shape) for a in actions]}") from err
+        rows = [tree.tree_map(lambda x: x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, a)
+                for a in actions]
+        out = create_empty_array(self.single_action_space, n=self.num_envs, fn=np.zeros)
+        try:
+            return concatenate(self.single_action_space, rows, out)
+        except (ValueError, TypeError, KeyError, IndexError) as err:
+            raise ValueError(f"actions must be a list of {self.num_envs} actions of the single action space "
+                             f"{self.single_action_space}, got {actions!r}") from err
 
     # -- gymnasium VectorEnv extras -------------------------------------------------------
     @property
     def np_random_seed(self) -> tuple[int, ...]:
-        """Per-env seeds of the last seeded reset (seed_i = seed + i), -1 where never seeded."""
+        """Per-env seeds in use, as gymnasium's vector envs report them: seed + i (or
+        seed[i]) after a seeded reset; before one, the env's own seeds (robosim envs
+        draw random ones, or take make(seed=...)). A batched env that reports a tuple of
+        per-env seeds itself (ListBatchedEnv) is asked; -1 where a seed is unknown."""
+        own = getattr(self.env, "np_random_seed", None)
+        if isinstance(own, tuple) and len(own) == self.num_envs:
+            return own
         return tuple(self._seeds)
 
+    def _initial_seeds(self) -> list[int]:
+        seeds = getattr(self.env, "build_seeds", None)   # BaseEnv: the seeds its streams use
+        if isinstance(seeds, (list, tuple)) and len(seeds) == self.num_envs:
+            return [int(s) for s in seeds]
+        return [-1] * self.num_envs   # gymnasium's value for "not known"
+
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        """The batched env's attribute `name`, once per env (the N envs share one object)."""
+        """The batched env's attribute `name`, one entry per env: row i of a batched
+        tensor/array (leading dim num_envs), else the one shared value repeated. A batched
+        env with its own per-env get_attr (ListBatchedEnv) answers itself."""
+        if hasattr(self.env, "get_attr"):
+            return tuple(self.env.get_attr(name))
         if not hasattr(self.env, name):
             raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
-        return (getattr(self.env, name),) * self.num_envs
+        return tree.per_env(getattr(self.env, name), self.num_envs)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Call the batched env's method `name` once (it acts on all N envs); its result
-        is repeated per env as gymnasium's `call` returns one entry per env."""
-        attr = self.get_attr(name)[0]
-        result = attr(*args, **kwargs) if callable(attr) else attr
-        return (result,) * self.num_envs
+        """Call the batched env's method `name` once (it acts on all N envs) and return
+        one entry per env as gymnasium does: row i of a batched result (e.g. call("render")
+        gives env i's frame), else the result repeated. A non-callable attribute is
+        returned as get_attr does. A batched env with its own per-env `call` answers itself."""
+        if hasattr(self.env, "call"):
+            return tuple(self.env.call(name, *args, **kwargs))
+        if not hasattr(self.env, name):
+            raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
+        attr = getattr(self.env, name)
+        return tree.per_env(attr(*args, **kwargs) if callable(attr) else attr, self.num_envs)
 
     def set_attr(self, name: str, values: Any) -> None:
-        """Set the batched env's attribute `name`: one value, or a list of N equal values
-        (the envs share one object, so per-env different values are refused)."""
-        if isinstance(values, (list, tuple)):
-            if len(values) != self.num_envs:
-                raise ValueError(f"values must be one value or a list of num_envs={self.num_envs} values, "
-                                 f"got a list of {len(values)}")
-            if any(v is not values[0] and v != values[0] for v in values[1:]):
-                raise ValueError(f"values must be equal for every env of a batched env (one shared `{name}`), "
-                                 f"got {list(values)!r}")
-            values = values[0]
-        setattr(self.env, name, values)
+        """Set the batched env's attribute `name`: one value for every env, or a list of
+        num_envs values. Per-env different values go into the rows of a batched tensor
+        attribute (leading dim num_envs); for any other attribute the N envs share one
+        object, so they must be equal. ListBatchedEnv sets each env's own attribute."""
+        if hasattr(self.env, "set_attr"):
+            self.env.set_attr(name, values)
+            return
+        if not isinstance(values, (list, tuple)):
+            setattr(self.env, name, values)
+            return
+        if len(values) != self.num_envs:
+            raise ValueError(f"values must be one value or a list of num_envs={self.num_envs} values, "
+                             f"got a list of {len(values)}")
+        current = getattr(self.env, name, None)
+        if isinstance(current, torch.Tensor) and tree.is_leaf(current, self.num_envs):
+            rows = torch.stack([torch.as_tensor(v, dtype=current.dtype) for v in values]).to(current.device)
+            if rows.shape != current.shape:
+                raise ValueError(f"values must be {self.num_envs} rows shaped {tuple(current.shape[1:])} for "
+                                 f"`{name}`, got {[tuple(torch.as_tensor(v).shape) for v in values]}")
+            current.copy_(rows)
+            return
+        if any(v is not values[0] and v != values[0] for v in values[1:]):
+            raise ValueError(f"values must be equal for every env: `{name}` is one object shared by the "
+                             f"{self.num_envs} envs of a batched env, got {list(values)!r}")
+        setattr(self.env, name, values[0])
 
     def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
         """Goal-conditioned tasks: reward of any (..., goal_dim) goal pairs (HER relabeling)."""

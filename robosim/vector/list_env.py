@@ -210,5 +210,33 @@ class ListBatchedEnv:
     def render(self) -> tuple[Any, ...]:
         return tuple(env.render() for env in self.envs)
 
+    # -- gymnasium's per-env extras, as its SyncVectorEnv has them ------------------------
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:
+        """Each env's own np_random_seed (a random one until seeded, as in gymnasium)."""
+        return tuple(env.np_random_seed for env in self.envs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Attribute `name` of every env (through its wrappers)."""
+        return tuple(env.get_wrapper_attr(name) for env in self.envs)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Env i's method `name` called with args (or its attribute), for every env."""
+        out = []
+        for env in self.envs:
+            attr = env.get_wrapper_attr(name)
+            out.append(attr(*args, **kwargs) if callable(attr) else attr)
+        return tuple(out)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set `name` on every env: values[i] on env i for a list/tuple, else one value for all."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(f"values must be one value or a list of num_envs={self.num_envs} values, "
+                             f"got {len(values)} values")
+        for env, value in zip(self.envs, values):
+            env.set_wrapper_attr(name, value)
+
     def close(self) -> None:
         self.list_env.close()

@@ -61,15 +61,20 @@ class TorchToNumpy(gym.vector.VectorWrapper):
             info["final_obs"] = _unbatch_final_obs(to_numpy(final_obs), info["_final_obs"])
         return info
 
-    def render(self) -> list[np.ndarray] | None:
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One numpy frame per env, as a tuple (gymnasium's vector render layout)."""
         frames = self.env.render()
-        return None if frames is None else list(to_numpy(frames))
+        if frames is None:
+            return None
+        return tuple(to_numpy(frame) for frame in frames)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        return self.env.unwrapped.call(name, *args, **kwargs)
+        """One entry per env (see BatchedVectorEnv.call), tensors as numpy."""
+        return to_numpy(self.env.unwrapped.call(name, *args, **kwargs))
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        return self.env.unwrapped.get_attr(name)
+        """One entry per env (see BatchedVectorEnv.get_attr), tensors as numpy."""
+        return to_numpy(self.env.unwrapped.get_attr(name))
 
     def set_attr(self, name: str, values: Any) -> None:
         self.env.unwrapped.set_attr(name, values)

@@ -152,3 +152,13 @@ def add_masks(info: dict, held: torch.Tensor) -> dict:
         if f"_{key}" not in info:
             out[f"_{key}"] = held
     return out
+
+
+def per_env(value: Any, num_envs: int) -> tuple[Any, ...]:
+    """One entry per env, as gymnasium's get_attr/call return them: row i of a batched
+    value (a tensor/array with leading dim num_envs, or a dict/tuple tree whose every
+    leaf has it), otherwise the same value num_envs times."""
+    dims = leading_dims(value) if isinstance(value, (dict, tuple, torch.Tensor, np.ndarray)) else set()
+    if dims == {num_envs}:
+        return tuple(tree_map(lambda x, i=i: x[i], value) for i in range(num_envs))
+    return (value,) * num_envs

@@ -25,13 +25,30 @@ def _row0(value: Any) -> Any:
     return row
 
 
+def is_goal_env(env: Any) -> bool:
+    """True for a goal-conditioned batched env: a Dict observation with "achieved_goal"
+    and "desired_goal" and a compute_reward method (panda-gym's GoalEnv shape)."""
+    space = getattr(env, "single_observation_space", None)
+    return (isinstance(space, gym.spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(space.spaces)
+            and callable(getattr(type(env), "compute_reward", None)))
+
+
 class UnbatchedEnv(gym.Env):
     """Wrap a batched env with num_envs == 1 (e.g. `robosim.make(..., num_envs=1)`).
+
+    Only goal-conditioned envs (is_goal_env) come out with `compute_reward` (as an
+    UnbatchedGoalEnv, a subclass): SB3's check_env and HER take any env that has it for
+    a GoalEnv, so PushCube, PickCube, ... must not.
 
     reset(seed, options) -> (obs, info); step(action (A,)) -> (obs, float reward,
     bool terminated, bool truncated, info); obs are numpy arrays (dicts of them for
     Dict spaces) of the single observation space's shape and dtype. The env does not
     reset itself; seeding follows the batched env (seed s here == env 0 seeded s)."""
+
+    def __new__(cls, env: Any = None, *args: Any, **kwargs: Any) -> "UnbatchedEnv":
+        if cls is UnbatchedEnv and is_goal_env(env):
+            cls = UnbatchedGoalEnv
+        return super().__new__(cls)
 
     def __init__(self, env: Any):
         if getattr(env, "num_envs", None) != 1:
@@ -43,13 +60,6 @@ class UnbatchedEnv(gym.Env):
         self.metadata = dict(getattr(env, "metadata", {}) or {})
         self.render_mode = getattr(env, "render_mode", None)
         self.device = torch.device(env.device)
-
-    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
-        """Goal-conditioned tasks: reward of any (..., goal_dim) goal pairs, numpy in and
-        out (what SB3's HER and check_env call through their wrappers)."""
-        reward = self.env.compute_reward(np.asarray(achieved_goal, dtype=np.float32),
-                                         np.asarray(desired_goal, dtype=np.float32), info)
-        return reward.detach().cpu().numpy() if isinstance(reward, torch.Tensor) else reward
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
@@ -70,3 +80,14 @@ class UnbatchedEnv(gym.Env):
 
     def close(self) -> None:
         self.env.close()
+
+
+class UnbatchedGoalEnv(UnbatchedEnv):
+    """UnbatchedEnv of a goal-conditioned env (UnbatchedEnv(env) picks it itself)."""
+
+    def compute_reward(self, achieved_goal: Any, desired_goal: Any, info: Any) -> Any:
+        """Goal-conditioned tasks: reward of any (..., goal_dim) goal pairs, numpy in and
+        out (what SB3's HER and check_env call through their wrappers)."""
+        reward = self.env.compute_reward(np.asarray(achieved_goal, dtype=np.float32),
+                                         np.asarray(desired_goal, dtype=np.float32), info)
+        return reward.detach().cpu().numpy() if isinstance(reward, torch.Tensor) else reward

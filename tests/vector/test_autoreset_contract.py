@@ -139,8 +139,10 @@ def test_wrong_actions_and_seeds_raise_without_broadcasting(base_env):
         venv.step(torch.zeros(3, a))
     with pytest.raises(ValueError, match=rf"actions must have shape \(4, {a}\) \(num_envs=4\), got \({a},\)"):
         venv.step(torch.zeros(a))  # one env's action is not broadcast
-    with pytest.raises(TypeError, match=r"actions must be a torch.Tensor or numpy array .* got list"):
-        venv.step([[0.0] * a] * N)
+    with pytest.raises(TypeError, match=r"actions must be a torch.Tensor, numpy array or list of 4 per-env .* got int"):
+        venv.step(0)
+    with pytest.raises(ValueError, match=r"actions must be a list of one action per env \(num_envs=4\), got a list of 3"):
+        venv.step([[0.0] * a] * 3)  # a list is N per-env actions (gymnasium's SyncVectorEnv takes lists)
     with pytest.raises(ValueError, match=r"action must be finite"):
         venv.step(torch.full((N, a), float("nan")))
     with pytest.raises(ValueError, match=r"seed list must have one entry per env \(4\), got 2"):

@@ -120,11 +120,11 @@ def test_np_random_seed_and_call_get_attr_set_attr(same_step):
     same_step.reset(seed=7)
     assert same_step.np_random_seed == (7, 8, 9)
     assert same_step.get_attr("max_episode_steps") == (HORIZON,) * N
-    states = same_step.call("get_state")
-    assert len(states) == N and states[0].shape[0] == N
+    states = same_step.call("get_state")   # env i's row of the batched state, as gymnasium's call
+    assert len(states) == N and np.array_equal(np.stack(states), same_step.unwrapped.env.get_state().numpy())
     same_step.set_attr("max_episode_steps", [HORIZON + 1] * N)
     assert same_step.get_attr("max_episode_steps") == (HORIZON + 1,) * N
-    with pytest.raises(ValueError, match="values must be equal for every env"):
+    with pytest.raises(ValueError, match="values must be equal for every env: `max_episode_steps` is one object"):
         same_step.set_attr("max_episode_steps", [1, 2, 3])
     same_step.set_attr("max_episode_steps", HORIZON)
 
