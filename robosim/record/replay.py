@@ -111,7 +111,7 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
             _replay_round(env, episodes_of_round, writer, report, mode)
             bar.update(len(episodes_of_round))
         bar.close()
-    except BaseException:
+    except Exception:   # an error discards the video; Ctrl-C/SIGTERM keep what was rendered (finally)
         if writer is not None:
             writer.discard()
             writer = None
