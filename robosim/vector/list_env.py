@@ -159,6 +159,12 @@ class ListBatchedEnv:
         self.device = torch.device(device)
         self.single_observation_space = self.envs[0].observation_space
         self.single_action_space = self.envs[0].action_space
+        for i, env in enumerate(self.envs[1:], start=1):   # one batch layout, as SyncVectorEnv's "same" mode
+            for kind, space in (("observation_space", self.single_observation_space),
+                                ("action_space", self.single_action_space)):
+                if getattr(env, kind) != space:
+                    raise ValueError(f"envs[{i}].{kind} must equal envs[0].{kind} ({space}), "
+                                     f"got {getattr(env, kind)}")
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.metadata = dict(self.envs[0].metadata)
