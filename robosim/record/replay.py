@@ -37,7 +37,8 @@ REPLAY_MODES = ("actions", "states")
 @dataclass
 class ReplayReport:
     """mode: "actions" | "states"; max_abs_error[k]: max |replayed - recorded| over episode k's states (float32 units:
-    m, rad, m/s, ...); first_divergence[k]: first step with any difference, or -1."""
+    m, rad, m/s, ...), inf when a recorded or replayed state holds a NaN/inf (never "exact");
+    first_divergence[k]: first step with any difference (or a non-finite value), or -1."""
 
     mode: str = "actions"
     isolation: str = "shared"
@@ -48,11 +49,15 @@ class ReplayReport:
 
     @property
     def worst(self) -> float:
-        return max(self.max_abs_error, default=0.0)
+        """The largest error; inf if any is inf or NaN (max() would skip a NaN)."""
+        errors = np.asarray(self.max_abs_error, dtype=np.float64)
+        if errors.size and not np.isfinite(errors).all():
+            return float("inf")
+        return float(errors.max(initial=0.0))
 
     @property
     def exact(self) -> bool:
-        return self.worst == 0.0
+        return self.worst == 0.0 and all(s < 0 for s in self.first_divergence)
 
     def summary(self) -> str:
         diverged = [k for k, s in enumerate(self.first_divergence) if s >= 0]
@@ -170,7 +175,8 @@ def _compare(env, episodes, t: int, errors: np.ndarray, first: np.ndarray) -> No
     state = env.get_state().cpu().numpy()
     for j, e in enumerate(episodes):
         if t <= e.length:
-            err = float(np.abs(state[e.env_index] - e.states[t]).max())
+            diff = np.abs(state[e.env_index] - e.states[t])
+            err = float(diff.max()) if np.isfinite(diff).all() else float("inf")   # NaN: diverged, not 0
             errors[j] = max(errors[j], err)
             if err > 0 and first[j] < 0:
                 first[j] = t
