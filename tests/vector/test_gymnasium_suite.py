@@ -250,6 +250,16 @@ def test_same_step_final_obs(space):
     assert info["final_obs"][1] in venv.single_observation_space and info["final_obs"][2] in venv.single_observation_space
 
 
+@pytest.mark.parametrize("mode", list(AutoresetMode))
+def test_make_vec_autoreset(mode):
+    """gym.make_vec's sync mode builds gymnasium's SyncVectorEnv, which takes vector_kwargs."""
+    for value in (mode, mode.value):
+        venv = gym.make_vec("robosim/PushCube-v1", num_envs=1, vectorization_mode="sync",
+                            vector_kwargs={"autoreset_mode": value})
+        assert venv.metadata["autoreset_mode"] == mode
+        venv.close()
+
+
 # -- tests/vector/test_vector_wrapper.py ----------------------------------------------------
 class CountingWrapper(VectorWrapper):
     """Counts reset calls (gymnasium's DummyVectorWrapper)."""
