@@ -191,6 +191,7 @@ class BaseEnv(gym.Env):
         self.randomization.before_episode(env_idx, self._rng.base_seeds, self._rng.episode)
         self.task.initialize_episode(env_idx.to(self.device), episode_rng)
         self.randomization.on_reset(env_idx, self._rng.base_seeds, self._rng.episode)
+        self.sim.forget_history(env_idx)   # separate mode: no cache of the past survives a reset
         self._faults.states_written(env_idx.to(self.device), f"{type(self.task).__name__}.initialize_episode")
         info = self._evaluate()
         info["sim_fault"] = torch.zeros(self.num_envs, dtype=torch.int8, device=self.device)

@@ -17,7 +17,11 @@ Two modes:
   shared system other envs' sleeping and contacts can change it in the last bits, and
   contacts amplify that (docs/reliability.md has the measurements).
 Each episode is replayed in the env slot that recorded it (`env_index`), in a batch of
-as many envs as were recorded; round r replays the r-th recorded episode of every slot.
+as many envs as were recorded, on the recording's schedule: every slot starts its first
+episode at step 0 and each next one right after the previous one ends (a recorded
+episode lasts until its slot is reset again), the slots that end at the same step reset
+together, and a slot with no episode left idles with zero actions. The report lists the
+episodes in file order.
 """
 from __future__ import annotations
 
@@ -91,15 +95,11 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
         raise ValueError(f"trajectory task must be one of {robosim.list_tasks()}, got {traj.task_id!r} in {path!r}")
     episodes = [traj.episode(k) for k in range(len(traj))]
     batch = int(traj.attrs["num_envs"])
-    rounds: list[list] = []
-    per_slot = [0] * batch
-    for e in episodes:
+    per_slot: list[list[int]] = [[] for _ in range(batch)]   # episode numbers of each slot, in order
+    for k, e in enumerate(episodes):
         if not 0 <= e.env_index < batch:
             raise ValueError(f"trajectory episode env_index must be in [0, {batch - 1}], got {e.env_index} in {path!r}")
-        if per_slot[e.env_index] == len(rounds):
-            rounds.append([])
-        rounds[per_slot[e.env_index]].append(e)
-        per_slot[e.env_index] += 1
+        per_slot[e.env_index].append(k)
     writer = VideoWriter(video) if video is not None else None
     report = ReplayReport(mode=mode, isolation=str(traj.env_kwargs.get("physics_isolation", "shared")))
     env = None
@@ -112,10 +112,10 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
         from tqdm import tqdm
 
         bar = tqdm(total=len(episodes), desc="replay", unit="ep", disable=not progress)
-        for episodes_of_round in rounds:
-            _replay_round(env, episodes_of_round, writer, report, mode)
-            bar.update(len(episodes_of_round))
+        errors, first = _replay_schedule(env, episodes, per_slot, writer, mode, bar.update)
         bar.close()
+        report.episodes, report.steps = len(episodes), sum(e.length for e in episodes)
+        report.max_abs_error, report.first_divergence = errors.tolist(), first.tolist()
     except Exception:   # an error discards the video; Ctrl-C/SIGTERM keep what was rendered (finally)
         if writer is not None:
             writer.discard()
@@ -129,74 +129,102 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
     return report
 
 
-def _replay_round(env, episodes, writer, report: ReplayReport, mode: str) -> None:
-    """Replay episodes (at most one per env slot) side by side, each in its own slot."""
-    n, m = env.num_envs, len(episodes)
-    slots = [e.env_index for e in episodes]
-    idx = torch.tensor(slots)
-    seeds = [e.seed for e in episodes]
-    if mode == "actions" and min(seeds) >= 0:
-        env.reset(seed=seeds, options={"env_idx": idx})   # the same writes as when recorded
-    else:
-        env.reset(options={"env_idx": idx})
-        env.set_state(torch.from_numpy(np.stack([e.states[0] for e in episodes])), env_idx=idx)
-    errors = np.zeros(m)
-    first = np.full(m, -1)
-    _compare(env, episodes, 0, errors, first)
-    _frame(env, writer, episodes, 0)
-    a = env.single_action_space.shape[0]
-    for t in range(max(e.length for e in episodes)):
+def _replay_schedule(env, episodes, per_slot: list[list[int]], writer, mode: str, done) -> tuple:
+    """Replay every slot's episodes back to back on the recording's schedule (module
+    docstring). Returns (max abs error, first diverging step) per episode, file order."""
+    n, a = env.num_envs, env.single_action_space.shape[0]
+    errors, first = np.zeros(len(episodes)), np.full(len(episodes), -1)
+    current: list[int | None] = [None] * n       # episode number running in each slot
+    next_of = [0] * n
+    t_of = [0] * n                               # steps done in the slot's episode
+
+    def start(slots: list[int]) -> None:
+        """Reset `slots` into their next episodes (again while an episode has 0 steps)."""
+        while slots:
+            ks = [per_slot[i][next_of[i]] for i in slots]
+            for i in slots:
+                next_of[i] += 1
+            seeded = [(i, k) for i, k in zip(slots, ks) if mode == "actions" and episodes[k].seed >= 0]
+            unseeded = [(i, k) for i, k in zip(slots, ks) if (i, k) not in seeded]
+            if seeded:   # the same writes as when recorded
+                env.reset(seed=[episodes[k].seed for _, k in seeded],
+                          options={"env_idx": torch.tensor([i for i, _ in seeded])})
+            if unseeded:
+                idx = torch.tensor([i for i, _ in unseeded])
+                env.reset(options={"env_idx": idx})
+                env.set_state(torch.from_numpy(np.stack([episodes[k].states[0] for _, k in unseeded])), env_idx=idx)
+            for i, k in zip(slots, ks):
+                current[i], t_of[i] = k, 0
+            _compare(env, episodes, [(i, k, 0) for i, k in zip(slots, ks)], errors, first)
+            ended = [i for i, k in zip(slots, ks) if episodes[k].length == 0]
+            _finish(ended)
+            slots = [i for i in ended if next_of[i] < len(per_slot[i])]
+
+    def _finish(slots: list[int]) -> None:
+        for i in slots:
+            current[i] = None
+        if slots:
+            done(len(slots))
+
+    start([i for i in range(n) if per_slot[i]])
+    _frame(env, writer, episodes, current, t_of)
+    while any(k is not None for k in current):
+        live = [(i, k) for i, k in enumerate(current) if k is not None]
         if mode == "states":
-            live = [e for e in episodes if t < e.length]
-            env.set_state(torch.from_numpy(np.stack([e.states[t + 1] for e in live])),
-                          env_idx=torch.tensor([e.env_index for e in live]))
+            env.set_state(torch.from_numpy(np.stack([episodes[k].states[t_of[i] + 1] for i, k in live])),
+                          env_idx=torch.tensor([i for i, _ in live]))
         else:
             action = np.zeros((n, a), np.float32)
-            for e in episodes:
-                if t < e.length:
-                    action[e.env_index] = e.actions[t]
+            for i, k in live:
+                action[i] = episodes[k].actions[t_of[i]]
             nan_rows = np.isnan(action).all(axis=1)
-            if nan_rows[slots].all():
+            if nan_rows[[i for i, _ in live]].all():
                 env.step(None)
             else:
-                if nan_rows.any():  # "no control" next to control (mixed rounds): not exact
+                if nan_rows.any():  # "no control" next to control: not exact
                     action[nan_rows] = 0.0
                 env.step(torch.from_numpy(action))
-        _compare(env, episodes, t + 1, errors, first)
-        _frame(env, writer, episodes, t + 1)
-    report.episodes += m
-    report.steps += sum(e.length for e in episodes)
-    report.max_abs_error.extend(errors.tolist())
-    report.first_divergence.extend(first.tolist())
+        for i, _ in live:
+            t_of[i] += 1
+        _compare(env, episodes, [(i, k, t_of[i]) for i, k in live], errors, first)
+        _frame(env, writer, episodes, current, t_of)
+        ended = [i for i, k in live if t_of[i] == episodes[k].length]
+        _finish(ended)
+        restart = [i for i in ended if next_of[i] < len(per_slot[i])]
+        if restart:   # as recorded: a partial reset, then its own frame
+            start(restart)
+            _frame(env, writer, episodes, current, t_of)
+    return errors, first
 
 
-def _compare(env, episodes, t: int, errors: np.ndarray, first: np.ndarray) -> None:
-    """Update each episode's max abs error with its state at step t (if it lasts that long)."""
+def _compare(env, episodes, rows: list[tuple[int, int, int]], errors: np.ndarray, first: np.ndarray) -> None:
+    """Update episode k's max abs error with slot i's state, its step t, for each (i, k, t)."""
     state = env.get_state().cpu().numpy()
-    for j, e in enumerate(episodes):
-        if t <= e.length:
-            diff = np.abs(state[e.env_index] - e.states[t])
-            err = float(diff.max()) if np.isfinite(diff).all() else float("inf")   # NaN: diverged, not 0
-            errors[j] = max(errors[j], err)
-            if err > 0 and first[j] < 0:
-                first[j] = t
+    for i, k, t in rows:
+        diff = np.abs(state[i] - episodes[k].states[t])
+        err = float(diff.max()) if np.isfinite(diff).all() else float("inf")   # NaN: diverged, not 0
+        errors[k] = max(errors[k], err)
+        if err > 0 and first[k] < 0:
+            first[k] = t
 
 
-def _frame(env, writer, episodes, t: int) -> None:
-    """One tiled picture of all env slots; slots idle in this round are blanked."""
+def _frame(env, writer, episodes, current: list, t_of: list) -> None:
+    """One tiled picture of all env slots; slots with no episode running are blanked."""
     if writer is None:
         return
     frames = env.render().clone()
     overlays = [["idle"] for _ in range(env.num_envs)]
     active = torch.zeros(env.num_envs, dtype=torch.bool)
-    for e in episodes:
-        k = min(t, e.length)
-        lines = [f"env {e.env_index} step {k}"]
-        if k > 0:
-            lines.append(f"r {e.rewards[k - 1]:.2f}")
-            if e.success[k - 1]:
+    for i, k in enumerate(current):
+        if k is None:
+            continue
+        e, t = episodes[k], t_of[i]
+        lines = [f"env {i} step {t}"]
+        if t > 0:
+            lines.append(f"r {e.rewards[t - 1]:.2f}")
+            if e.success[t - 1]:
                 lines.append("success")
-        overlays[e.env_index] = lines
-        active[e.env_index] = True
+        overlays[i] = lines
+        active[i] = True
     frames[~active] = 0
     writer.add_batch(frames, overlays)

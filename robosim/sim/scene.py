@@ -177,6 +177,11 @@ class SimScene(SceneBuilding):
         for i in ids:
             self.sub_scenes[i].update_render()
 
+    def forget_history(self, env_idx: torch.Tensor | None = None) -> None:
+        """Make env_idx's future depend only on its current state (called after every reset
+        and set_state). A shared system cannot: its envs' bodies share one broadphase and
+        solver (see IsolatedSimScene.forget_history)."""
+
     # -- state --------------------------------------------------------------------
     def _views(self):
         return list(self.articulations.values()) + list(self.actors.values())

@@ -75,9 +75,10 @@ def test_replay_restores_the_recorded_states_exactly(recorded, tmp_path):
     assert report.exact, report.summary()
     assert report.first_divergence == [-1, -1, -1]
     assert "exact" in report.summary()
-    # rounds: (env 0's episode, env 1's first) then env 1's second, each from its first state
+    # the recording's schedule: env 1's second episode starts when its first ends (a
+    # partial reset with its own frame), beside env 0's 12 steps: reset, 12 steps, reset
     frames = sum(1 for _ in imageio.get_reader(str(tmp_path / "replay.mp4")))
-    assert frames == (12 + 1) + (7 + 1)
+    assert frames == 1 + 12 + 1
 
 
 def test_replay_reports_divergence_when_the_record_is_altered(recorded, tmp_path):
