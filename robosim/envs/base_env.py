@@ -266,26 +266,39 @@ class BaseEnv(gym.Env):
         state = checks.to_float_tensor("state", state, (len(idx), self.state_dim), torch.device("cpu"))
         physics = self.sim.state_dim
         check_state(self._faults.layout, state[:, :physics], idx)   # absurd values never reach PhysX
+        self.sim.check_state(state[:, :physics])                     # e.g. a pool's variant index
+        self.task.check_task_state(state[:, physics:], idx)          # e.g. a goal of 1e30 m
         self.sim.set_state(state[:, :physics], idx)
         self.task.set_task_state(state[:, physics:].to(self.device), idx.to(self.device))   # task tensors live there
+        self.sim.forget_history(idx)   # separate mode: the written state alone decides the future
         self._faults.states_written()
 
     def save_state(self) -> int:
         """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym).
 
-        The snapshot is also written back: PhysX keeps solver state that get_state cannot
-        read and every write resets, so only then do the run after save_state and the run
-        after restore_state continue bit-identically (docs/reliability.md)."""
+        The snapshot holds get_state() and what get_state does not: elapsed_steps, the
+        interval-event timers and the episode counters. It is also written back: PhysX
+        keeps solver state that get_state cannot read and every write resets, so only
+        then do the run after save_state and the run after restore_state start alike
+        (bit for bit with physics_isolation="separate"; docs/reliability.md)."""
         state_id = self._next_state_id
-        self._saved_states[state_id] = self.get_state().clone()
-        self.set_state(self._saved_states[state_id])
+        state = self.get_state().clone()
+        self.set_state(state)
+        self._saved_states[state_id] = (state, self.elapsed_steps.clone(), self.randomization.get_timers(),
+                                        self._rng.base_seeds.clone(), self._rng.episode.clone())
         self._next_state_id += 1
         return state_id
 
     def restore_state(self, state_id: int) -> None:
-        if state_id not in self._saved_states:
+        """Put every env back to snapshot `state_id` (physics, task, elapsed_steps, timers)."""
+        if isinstance(state_id, bool) or state_id not in self._saved_states:
             raise ValueError(f"state_id must be an id returned by save_state, got {state_id!r}")
-        self.set_state(self._saved_states[state_id])
+        state, elapsed, timers, seeds, episodes = self._saved_states[state_id]
+        self.set_state(state)
+        self.elapsed_steps.copy_(elapsed)
+        self.randomization.set_timers(timers)
+        self._rng.base_seeds.copy_(seeds)
+        self._rng.episode.copy_(episodes)
 
     def remove_state(self, state_id: int) -> None:
         if state_id not in self._saved_states:

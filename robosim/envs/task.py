@@ -136,6 +136,18 @@ class Task:
     def set_task_state(self, state: torch.Tensor, env_idx: torch.Tensor) -> None:
         """Inverse of get_task_state for the rows env_idx."""
 
+    task_state_limit: float = 10.0   # |value| bound of every task-state entry (m, rad)
+
+    def check_task_state(self, state: torch.Tensor, env_idx: torch.Tensor) -> None:
+        """Raise ValueError naming the first bad entry of `state` (M, k) before anything is
+        written: non-finite, or beyond +-task_state_limit (a goal of 1e30 m is absurd).
+        Tasks whose variables have tighter bounds override this."""
+        bad = (~torch.isfinite(state) | (state.abs() > self.task_state_limit)).nonzero()
+        if len(bad):
+            r, c = bad[0].tolist()
+            raise ValueError(f"state row {r} task variable {c} must be finite and within "
+                             f"+-{self.task_state_limit}, got {float(state[r, c]):.6g}")
+
     # -- goal-conditioned tasks (panda-gym's GoalEnv shape) ------------------------------
     def achieved_goal(self) -> torch.Tensor:
         raise NotImplementedError

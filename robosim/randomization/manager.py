@@ -161,6 +161,16 @@ class EventManager:
             self._record(event, due, mask, values, elapsed)
             self.next_fire[event.name][due] = elapsed[due] + self._period(event, seeds, episodes, firings, due)
 
+    def get_timers(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """Copies of every interval event's (next firing step, firings so far), (N,) each."""
+        return {name: (self.next_fire[name].clone(), self.firings[name].clone()) for name in self.next_fire}
+
+    def set_timers(self, timers: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Inverse of get_timers (save_state / restore_state)."""
+        for name, (next_fire, firings) in timers.items():
+            self.next_fire[name].copy_(next_fire)
+            self.firings[name].copy_(firings)
+
     def _apply(self, event: Event, env_idx: torch.Tensor, mask: torch.Tensor, values: torch.Tensor) -> None:
         rows = torch.nonzero(mask).flatten()
         if len(rows):

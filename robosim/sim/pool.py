@@ -123,6 +123,15 @@ class ObjectPoolView(_CachedReads):
         state = torch.cat([self.pose(), self.velocity(), active], dim=1)
         return state if env_idx is None else state[env_idx]
 
+    def check_state(self, state: torch.Tensor) -> None:
+        """ValueError unless every row's last column is a variant index in [0, pool_size)."""
+        k = state[:, -1]
+        bad = (~torch.isfinite(k) | (k != k.round()) | (k < 0) | (k >= self.pool_size)).nonzero()
+        if len(bad):
+            r = int(bad[0])
+            raise ValueError(f"state row {r} ({self.name}) active variant must be an int in "
+                             f"[0, {self.pool_size}), got {float(k[r]):.6g}")
+
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         self.activate(state[:, -1].round().to(torch.int64), env_idx)
         self.set_pose(state[:, :POSE_DIM], env_idx)

@@ -194,6 +194,14 @@ class SimScene(SceneBuilding):
         """float32 (M, state_dim) physics state of env_idx (all when None), env frame."""
         return torch.cat([v.get_state(env_idx) for v in self._views()], dim=1)
 
+    def check_state(self, state: torch.Tensor) -> None:
+        """ValueError for a row a view cannot take (a pool's variant index); writes nothing."""
+        start = 0
+        for view in self._views():
+            if hasattr(view, "check_state"):
+                view.check_state(state[:, start:start + view.state_dim])
+            start += view.state_dim
+
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         """Write rows of `state` (M, state_dim) into env_idx (all when None)."""
         start = 0

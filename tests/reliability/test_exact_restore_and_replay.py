@@ -65,3 +65,101 @@ def test_replay_by_actions_of_a_shared_run_reports_every_episode(recordings):
     assert report.max_abs_error[:4] == [0.0] * 4
     summary = report.summary()
     assert summary.startswith("replayed 8 episodes") and ("(exact)" in summary or "diverge" in summary)
+
+
+# -- restore in separate mode: every task, every save point, twice -----------------------
+def _noisy_run(env, steps: int, gen: torch.Generator) -> list[torch.Tensor]:
+    """`steps` actions: the scripted policy plus seeded noise, clipped."""
+    low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
+    policy = env.task.solution_policy()
+    return [(policy() + 0.3 * torch.randn(env.num_envs, len(low), generator=gen)).clamp(low, high)
+            for _ in range(steps)]
+
+
+def _continue(env, actions) -> torch.Tensor:
+    rows = []
+    for a in actions:
+        _, reward, terminated, truncated, _ = env.step(a)
+        rows.append(torch.cat([env.get_state(), reward[:, None], env.elapsed_steps[:, None].float(),
+                               terminated[:, None].float(), truncated[:, None].float()], dim=1))
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("task", ["PickCube-v1", "PickObject-v1", "StackCube-v1"])
+def test_restore_repeats_the_run_bit_for_bit_at_every_save_point_twice(task):
+    """Saved after 5, 15, 25 and 35 steps, then 30 noisy actions: the run after saving and
+    two runs after restoring agree in state, reward, elapsed_steps and flags (the episode
+    limit of 50 falls inside the continuation). Before: elapsed_steps was not restored and
+    the physics differed at half of the save points (up to 23.5)."""
+    env = robosim.make(task, num_envs=2, physics_isolation="separate", max_episode_steps=50)
+    gen = torch.Generator().manual_seed(0)
+    try:
+        for save_at in (5, 15, 25, 35):
+            env.reset(seed=3)
+            policy = env.task.solution_policy()
+            for _ in range(save_at):
+                env.step(policy())
+            actions = _noisy_run(env, 30, gen)
+            sid = env.save_state()
+            runs = [_continue(env, actions)]
+            for _ in range(2):
+                env.restore_state(sid)
+                runs.append(_continue(env, actions))
+            assert torch.equal(runs[0], runs[1]) and torch.equal(runs[0], runs[2]), (task, save_at)
+    finally:
+        env.close()
+
+
+def test_restore_carries_elapsed_steps_truncation_and_event_timers():
+    push = {"mode": "interval", "target": "object:cube", "property": "velocity",
+            "dist": {"uniform": [[-0.2, -0.2, 0, 0, 0, 0], [0.2, 0.2, 0, 0, 0, 0]]}, "period_s": {"uniform": [0.1, 0.3]}}
+    env = robosim.make("PickCube-v1", num_envs=2, physics_isolation="separate", max_episode_steps=10,
+                       randomization={"push": push})
+    try:
+        env.reset(seed=1)
+        zero = torch.zeros(2, env.single_action_space.shape[0])
+        for _ in range(7):
+            env.step(zero)
+        sid = env.save_state()
+        timers = env.randomization.get_timers()
+        first = [env.step(zero) for _ in range(3)]
+        log_after_save = [e for e in env.randomization.log if e["step"] >= 7]
+        for _ in range(4):
+            env.step(zero)                      # past the limit, timers moved on
+        env.restore_state(sid)
+        assert env.elapsed_steps.tolist() == [7, 7]
+        got = env.randomization.get_timers()
+        assert all(torch.equal(a, b) for name in timers for a, b in zip(timers[name], got[name]))
+        n = len(env.randomization.log)
+        second = [env.step(zero) for _ in range(3)]
+        assert [f[3].tolist() for f in first] == [s[3].tolist() for s in second] == [[False] * 2] * 2 + [[True] * 2]
+        assert all(torch.equal(f[0], s[0]) for f, s in zip(first, second))
+        replayed = list(env.randomization.log)[n:]
+        assert [(e["env"], e["step"], e["value"]) for e in replayed] == \
+               [(e["env"], e["step"], e["value"]) for e in log_after_save[:len(replayed)]]
+    finally:
+        env.close()
+
+
+@pytest.fixture(scope="module")
+def pick_object():
+    env = robosim.make("PickObject-v1", num_envs=2, physics_isolation="separate")
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize("column, value, match", [
+    ("pool", 7.0, "active variant"), ("pool", 0.5, "active variant"),
+    ("task", 1e30, "task variable"), ("task", float("nan"), "state"),
+])
+def test_a_bad_state_is_refused_before_anything_is_written(pick_object, column, value, match):
+    env = pick_object
+    before = env.get_state()
+    bad = before.clone()
+    # PickObject's state: robot, pool view [pose 7, velocity 6, variant index], then task state
+    bad[0, env.sim.state_dim - 1 if column == "pool" else -1] = value
+    bad[0, 7] += 0.01                            # a robot joint changes too: must not be written
+    with pytest.raises(ValueError, match=match):
+        env.set_state(bad)
+    assert torch.equal(env.get_state(), before)

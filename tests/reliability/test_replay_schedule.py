@@ -48,3 +48,42 @@ def test_replay_strict_exits_1_on_a_nan_state(nan_recording, capsys):
 def test_replay_by_states_refuses_a_nan_state(nan_recording):
     with pytest.raises(ValueError, match="state"):
         replay(nan_recording, mode="states")
+
+
+def _scripted_episode(env, slot: int, seed: int, actions=None) -> tuple[torch.Tensor, list]:
+    """Reset `slot` with `seed`, run the scripted policy (or `actions`) for an episode's
+    length in every env; returns slot's states (T+1, S) and the slot's actions."""
+    env.reset(seed=[seed], options={"env_idx": [slot]})
+    policy = env.task.solution_policy()
+    states, used = [env.get_state()[slot].clone()], []
+    for t in range(env.max_episode_steps):
+        a = policy() if actions is None else actions[t].expand(env.num_envs, -1)
+        used.append(a[slot].clone())
+        env.step(a)
+        states.append(env.get_state()[slot].clone())
+    return torch.stack(states), used
+
+
+def test_an_episode_depends_only_on_its_seed_and_actions_after_idle_steps():
+    """A 1-env PickCube episode (seed 1011) against the same seed and actions in slot 0 of
+    a 2-env batch that first ran another episode (seed 1008) and 40 idle steps while slot
+    1 reset on its own schedule. Before: the cube slept through the idle steps and the
+    episode differed from step 13 on (error 3.1): PhysX kept system-wide state."""
+    fresh = robosim.make("PickCube-v1", num_envs=1, physics_isolation="separate")
+    try:
+        reference, actions = _scripted_episode(fresh, 0, 1011)
+    finally:
+        fresh.close()
+    env = robosim.make("PickCube-v1", num_envs=2, physics_isolation="separate")
+    try:
+        env.reset(seed=[1008, 7])
+        _scripted_episode(env, 0, 1008)
+        zero = torch.zeros(2, env.single_action_space.shape[0])
+        for t in range(40):                     # slot 0 idles; slot 1 resets every 15 steps
+            if t % 15 == 0:
+                env.reset(seed=[100 + t], options={"env_idx": [1]})
+            env.step(zero)
+        got, _ = _scripted_episode(env, 0, 1011, torch.stack(actions)[:, None])
+        assert torch.equal(got, reference), f"differs from step {int((got != reference).any(1).nonzero()[0])}"
+    finally:
+        env.close()
