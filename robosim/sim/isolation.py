@@ -12,10 +12,10 @@ Here every env has its own PhysxCpuSystem (and its own render world) and every e
 at the same origin, so env i runs the same float operations as a 1-env batch seeded
 seed + i: its trajectory is bit-for-bit that run's, and nothing done to another env
 (actions, set_state, faults) can change it. After every reset and set_state,
-`forget_history` removes env i's movable bodies from its system and adds them back, so
-nothing of its past carries over (contact and friction caches, broadphase pairs,
-sleeping): env i's k-th episode then depends only on its seed and its actions, and a
-restored state continues alike every time. Cost: N system.step() calls per substep
+`forget_history` moves env i's entities into a new PhysX system and writes their state
+back, so nothing of its past carries over (contact caches, pair orders, sleeping): env
+i's k-th episode then depends only on its seed and its actions, and a restored state
+continues alike every time (about 2-5 ms per env reset, docs/reliability.md). Cost: N system.step() calls per substep
 instead of one (robosim bench's isolation row measures it); PhysX worker threads are
 off (each system would start its own pool).
 """
