@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import sapien
@@ -19,6 +19,33 @@ from robosim.agents.kinematics import matrix_to_quat
 from robosim.sim import SimScene
 
 MAX_RESOLUTION = 4096
+
+
+class PicturesInFlight:
+    """One capture's submitted pictures. `take(camera, read)` submits camera's picture
+    (`camera.take_picture()`); `read()` waits for it. When the capture ends with an
+    exception (Ctrl-C and SIGTERM included) the context waits for every picture it
+    submitted: freeing a scene while lavapipe still draws a submitted picture crashes the
+    process later (segfault, tests/sensors/test_interrupted_capture.py)."""
+
+    def __init__(self) -> None:
+        self._reads: list[Callable[[], Any]] = []
+
+    def take(self, camera: Any, read: Callable[[], Any]) -> None:
+        self._reads.append(read)      # before the submit: an interrupt right after it is covered
+        camera.take_picture()
+
+    def __enter__(self) -> "PicturesInFlight":
+        return self
+
+    def __exit__(self, kind, err, tb) -> bool:
+        if kind is not None:
+            for read in self._reads:
+                try:
+                    read()
+                except Exception:     # never submitted (interrupted before take_picture ran)
+                    pass
+        return False
 
 
 def _frame_from_forward(forward: np.ndarray, roll_rad: float = 0.0) -> np.ndarray:
@@ -206,17 +233,18 @@ class HumanCamera:
     def capture(self, update_render: bool = True) -> torch.Tensor:
         """uint8 (N, H, W, 3) frames of all envs (render worlds refreshed first); a CUDA
         tensor on physx_cuda."""
-        if self._group is not None:
-            self.sim.update_render()
-            self._group.take_picture()
-            color = self._group.get_picture_cuda("Color").torch()
-            return torch.clamp(color[..., :3] * 255 + 0.5, 0, 255).to(torch.uint8)
-        frames = []
-        for scene, camera in zip(self.sim.sub_scenes, self.cameras):
-            if update_render:
-                scene.update_render()
-            camera.take_picture()
-            frames.append(to_uint8(camera.get_picture("Color")))
+        with PicturesInFlight() as flight:
+            if self._group is not None:
+                self.sim.update_render()
+                flight.take(self._group, lambda: self._group.get_picture_cuda("Color"))
+                color = self._group.get_picture_cuda("Color").torch()
+                return torch.clamp(color[..., :3] * 255 + 0.5, 0, 255).to(torch.uint8)
+            frames = []
+            for scene, camera in zip(self.sim.sub_scenes, self.cameras):
+                if update_render:
+                    scene.update_render()
+                flight.take(camera, lambda camera=camera: camera.get_picture("Color"))
+                frames.append(to_uint8(camera.get_picture("Color")))
         return torch.from_numpy(np.stack(frames))
 
 

@@ -15,6 +15,8 @@ from typing import Sequence
 import sapien
 import torch
 
+from robosim.sensors.camera import PicturesInFlight
+
 PICTURES = ["Color", "Position", "Segmentation"]
 
 
@@ -52,18 +54,22 @@ class GpuCameraGroups:
         """{camera: {kind: (N, H, W, C) CUDA tensor}} for kinds among rgb/depth/segmentation."""
         self.sim.update_render()
         out: dict[str, dict[str, torch.Tensor]] = {}
-        for name, group in self.groups.items():
-            group.take_picture()
-            data = {}
-            if "rgb" in kinds:
-                color = group.get_picture_cuda("Color").torch()
-                data["rgb"] = torch.clamp(color[..., :3] * 255 + 0.5, 0, 255).to(torch.uint8)
-            if "depth" in kinds:
-                position = group.get_picture_cuda("Position").torch()
-                valid = position[..., 3] < 1.0
-                data["depth"] = torch.where(valid, -position[..., 2], torch.zeros_like(position[..., 2]))[..., None]
-            if "segmentation" in kinds:
-                raw = group.get_picture_cuda("Segmentation").torch()[..., 1]
-                data["segmentation"] = self._remap(raw)[..., None]
-            out[name] = {k: v.clone() for k, v in data.items()}   # the group reuses its buffers
+        with PicturesInFlight() as flight:
+            for name, group in self.groups.items():
+                flight.take(group, lambda group=group: group.get_picture_cuda("Color"))
+                out[name] = self._read(group, kinds)
         return out
+
+    def _read(self, group, kinds: Sequence[str]) -> dict[str, torch.Tensor]:
+        data = {}
+        if "rgb" in kinds:
+            color = group.get_picture_cuda("Color").torch()
+            data["rgb"] = torch.clamp(color[..., :3] * 255 + 0.5, 0, 255).to(torch.uint8)
+        if "depth" in kinds:
+            position = group.get_picture_cuda("Position").torch()
+            valid = position[..., 3] < 1.0
+            data["depth"] = torch.where(valid, -position[..., 2], torch.zeros_like(position[..., 2]))[..., None]
+        if "segmentation" in kinds:
+            raw = group.get_picture_cuda("Segmentation").torch()[..., 1]
+            data["segmentation"] = self._remap(raw)[..., None]
+        return {k: v.clone() for k, v in data.items()}   # the group reuses its buffers

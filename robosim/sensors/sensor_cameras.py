@@ -22,7 +22,7 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.sensors.camera import CameraConfig, to_uint8
+from robosim.sensors.camera import CameraConfig, PicturesInFlight, to_uint8
 from robosim.sim import SimScene
 
 IMAGE_KINDS = ("rgb", "depth", "segmentation")
@@ -106,12 +106,18 @@ class SensorCameras:
         if self._gpu is not None:
             return self._gpu.capture(kinds)
         per_env: dict[str, dict[str, list[np.ndarray]]] = {c.name: {k: [] for k in kinds} for c in self.configs}
+        with PicturesInFlight() as flight:
+            self._capture_into(per_env, kinds, update_render, flight)
+        return {name: {k: torch.from_numpy(np.stack(v)) for k, v in data.items()} for name, data in per_env.items()}
+
+    def _capture_into(self, per_env: dict, kinds: Sequence[str], update_render: bool,
+                      flight: PicturesInFlight) -> None:
         for i, scene in enumerate(self.sim.sub_scenes):
             if update_render:
                 scene.update_render()
             for name, cameras in self.cameras.items():
                 camera = cameras[i]
-                camera.take_picture()
+                flight.take(camera, lambda camera=camera: camera.get_picture("Color"))
                 out = per_env[name]
                 if "rgb" in kinds:
                     out["rgb"].append(to_uint8(camera.get_picture("Color")))
@@ -122,7 +128,6 @@ class SensorCameras:
                 if "segmentation" in kinds:
                     raw = camera.get_picture("Segmentation")[..., 1]
                     out["segmentation"].append(self.segmentation.remap(i, raw)[..., None])
-        return {name: {k: torch.from_numpy(np.stack(v)) for k, v in data.items()} for name, data in per_env.items()}
 
     def params(self) -> dict[str, dict[str, torch.Tensor]]:
         """{camera name: {intrinsic_cv, extrinsic_cv, cam2env_gl}} float32, env frame."""
@@ -151,15 +156,25 @@ class SensorCameras:
         if self._gpu is not None:
             raise NotImplementedError("obs_mode='pointcloud' is not implemented on physx_cuda yet; "
                                       "use rgb/depth/segmentation obs there")
-        origins = self.sim.origins.numpy()
         xyzw, rgb, seg = [], [], []
+        with PicturesInFlight() as flight:
+            self._pointcloud_into(xyzw, rgb, seg, update_render, flight)
+        return {
+            "xyzw": torch.from_numpy(np.stack(xyzw)),
+            "rgb": torch.from_numpy(np.stack(rgb)),
+            "segmentation": torch.from_numpy(np.stack(seg)),
+        }
+
+    def _pointcloud_into(self, xyzw: list, rgb: list, seg: list, update_render: bool,
+                         flight: PicturesInFlight) -> None:
+        origins = self.sim.origins.numpy()
         for i, scene in enumerate(self.sim.sub_scenes):
             if update_render:
                 scene.update_render()
             parts = ([], [], [])
             for cameras in self.cameras.values():
                 camera = cameras[i]
-                camera.take_picture()
+                flight.take(camera, lambda camera=camera: camera.get_picture("Position"))
                 position = camera.get_picture("Position").reshape(-1, 4)
                 model = camera.get_model_matrix().astype(np.float64)
                 world = position[:, :3].astype(np.float64) @ model[:3, :3].T + model[:3, 3]
@@ -172,8 +187,3 @@ class SensorCameras:
             xyzw.append(np.concatenate(parts[0]))
             rgb.append(np.concatenate(parts[1]))
             seg.append(np.concatenate(parts[2]))
-        return {
-            "xyzw": torch.from_numpy(np.stack(xyzw)),
-            "rgb": torch.from_numpy(np.stack(rgb)),
-            "segmentation": torch.from_numpy(np.stack(seg)),
-        }
