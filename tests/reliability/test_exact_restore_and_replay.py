@@ -85,7 +85,7 @@ def _continue(env, actions) -> torch.Tensor:
     return torch.stack(rows)
 
 
-@pytest.mark.parametrize("task", ["PickCube-v1", "PickObject-v1", "StackCube-v1"])
+@pytest.mark.parametrize("task", robosim.list_tasks())   # every built-in task
 def test_restore_repeats_the_run_bit_for_bit_at_every_save_point_twice(task):
     """Saved after 5, 15, 25 and 35 steps, then 30 noisy actions: the run after saving and
     two runs after restoring agree in state, reward, elapsed_steps and flags (the episode

@@ -64,17 +64,19 @@ def _scripted_episode(env, slot: int, seed: int, actions=None) -> tuple[torch.Te
     return torch.stack(states), used
 
 
-def test_an_episode_depends_only_on_its_seed_and_actions_after_idle_steps():
-    """A 1-env PickCube episode (seed 1013) against the same seed and actions in slot 0 of
-    a 2-env batch that first ran another episode (seed 5013) and 40 idle steps while slot
-    1 reset on its own schedule. Before: the cube slept through the idle steps and the
+@pytest.mark.parametrize("task", robosim.list_tasks())   # every built-in task
+def test_an_episode_depends_only_on_its_seed_and_actions_after_idle_steps(task):
+    """A 1-env episode (seed 1013) against the same seed and actions in slot 0 of a 2-env
+    batch that first ran another episode (seed 5013) and 40 idle steps while slot 1 reset
+    on its own schedule. Before (PickCube): the cube slept through the idle steps and the
     episode differed from step 13 on (error 3.4): PhysX kept state across the reset."""
-    fresh = robosim.make("PickCube-v1", num_envs=1, physics_isolation="separate")
+    fresh = robosim.make(task, num_envs=1, physics_isolation="separate", seed=0)   # slot 0 builds alike
     try:
+        fresh.reset(seed=[5013])   # seeded full resets pick assets (PickObject's pools): same as below
         reference, actions = _scripted_episode(fresh, 0, 1013)
     finally:
         fresh.close()
-    env = robosim.make("PickCube-v1", num_envs=2, physics_isolation="separate")
+    env = robosim.make(task, num_envs=2, physics_isolation="separate", seed=0)
     try:
         env.reset(seed=[5013, 7])
         _scripted_episode(env, 0, 5013)
