@@ -1,10 +1,13 @@
-"""Fixtures for the vector tests: the chasing example loaded as a module."""
+"""Fixtures for the vector tests: the chasing example loaded as a module, a small
+rendering PushCube env."""
 from __future__ import annotations
 
 import importlib.util
 import os
 
 import pytest
+
+import robosim
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "chasing_vec_env.py")
 
@@ -16,3 +19,10 @@ def chasing():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def rendering_push_cube(num_envs: int, horizon: int):
+    """PushCube with 32x32 rgb_array frames; with zero actions it never succeeds, so every
+    episode ends by truncation at `horizon`."""
+    return robosim.make("PushCube-v1", num_envs=num_envs, max_episode_steps=horizon, render_mode="rgb_array",
+                        render_size=(32, 32))

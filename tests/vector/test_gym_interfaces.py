@@ -18,15 +18,15 @@ from stable_baselines3.common.env_checker import check_env
 import robosim
 from robosim.vector import BatchedVectorEnv, TorchToNumpy, UnbatchedEnv, make_list_vec
 
+from .conftest import rendering_push_cube
+
 N, HORIZON = 2, 3
 DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs")
 
 
 @pytest.fixture(scope="module")
 def push_cube():
-    """PushCube with zero actions never succeeds: every episode ends by truncation at HORIZON."""
-    env = robosim.make("PushCube-v1", num_envs=N, max_episode_steps=HORIZON, render_mode="rgb_array",
-                       render_size=(32, 32))
+    env = rendering_push_cube(N, HORIZON)
     yield env
     env.close()
 

@@ -16,6 +16,8 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorWrapper
 import robosim
 from robosim.vector import BatchedVectorEnv, TorchToNumpy, make_list_vec
 
+from .conftest import rendering_push_cube
+
 N, HORIZON = 3, 10
 
 
@@ -32,8 +34,7 @@ def cartpole(seed: int | None = None, **kwargs: Any):
 
 @pytest.fixture(scope="module")
 def push_cube():
-    env = robosim.make("PushCube-v1", num_envs=N, max_episode_steps=HORIZON, render_mode="rgb_array",
-                       render_size=(32, 32))
+    env = rendering_push_cube(N, HORIZON)
     yield env
     env.close()
 
