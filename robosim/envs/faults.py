@@ -8,7 +8,10 @@ After every control step `FaultMonitor.after_physics()` checks each env's physic
   3 OUTSIDE_CELL a body's position outside its env's cell (|x|, |y| > CELL_HALF m or
                  z outside [-CELL_HALF, CELL_HEIGHT] m, env frame)
 On the CPU backends a faulted env gets its last valid physics state back (the state it had after the last
-step that passed the check, or after its reset / set_state) before anything else runs,
+step that passed the check, or after its reset / set_state) before anything else runs;
+when that restored state faults again on the very next step (its own momentum carries
+it out: the env would repeat the fault forever), the env gets it back with every
+velocity set to zero, so it moves on from rest,
 and the step reports info["sim_fault"] (int8 (N,) code, FAULT_NAMES[code] names it) and
 info["fail"] True for it. With physics_isolation="separate" nothing of a faulted env can
 reach the others. On physx_cuda faults are reported (sim_fault, fail), not restored.
@@ -64,6 +67,7 @@ class StateLayout:
                                         for rows in (pos, lin, ang))
         self.quat = torch.tensor(quat, dtype=torch.long).reshape(len(quat), 4)
         self.qpos, self.qvel = torch.tensor(qpos, dtype=torch.long), torch.tensor(qvel, dtype=torch.long)
+        self.velocities = torch.cat([self.lin.reshape(-1), self.ang.reshape(-1), self.qvel])   # every speed column
         n = sim.num_envs
         self.qlow = torch.cat(low, dim=1) if low else torch.zeros(n, 0)
         self.qhigh = torch.cat(high, dim=1) if high else torch.zeros(n, 0)
@@ -138,6 +142,7 @@ class FaultMonitor:
         self.sim = sim
         self.layout = StateLayout(sim)
         self._valid: torch.Tensor | None = None   # (N, S) last valid physics state
+        self._faulted: torch.Tensor | None = None  # bool (N,): faulted on the last step
         self.faults_seen = 0
 
     def states_written(self, env_idx: torch.Tensor | None = None, source: str | None = None) -> None:
@@ -145,6 +150,7 @@ class FaultMonitor:
         `source` (the task hook that wrote env_idx), raise RuntimeError naming it when
         what it wrote is already a fault."""
         self._valid = None
+        self._faulted = None
         if source is not None:
             code = self.layout.faults(self.sim.get_state())[env_idx]
             if (code > 0).any():
@@ -167,9 +173,14 @@ class FaultMonitor:
         bad = code > 0
         if bad.any():
             idx = bad.nonzero().flatten()
-            self.sim.set_state(self._valid[idx], idx.to(self.sim.device))
+            restored = self._valid[idx].clone()
+            if self._faulted is not None:        # restored last step and faulted again: from rest
+                again = self._faulted[idx]
+                restored[again.nonzero().flatten()[:, None], self.layout.velocities] = 0.0
+            self.sim.set_state(restored, idx.to(self.sim.device))
             state = state.clone()
-            state[idx] = self._valid[idx]
+            state[idx] = restored
             self.faults_seen += len(idx)
+        self._faulted = bad
         self._valid = state
         return code

@@ -124,3 +124,26 @@ def test_a_task_hook_that_writes_an_absurd_state_is_named(env):
         task.initialize_episode = original
     env.reset(seed=0)
     assert torch.isfinite(env.get_state()).all()
+
+
+def test_a_restored_state_that_faults_again_restarts_from_rest(env):
+    """A cube 10 cm inside its cell's +x edge, moving outward at 40 m/s (within every
+    set_state check): each step carries it out of the cell. The first fault restores the
+    written state, which faults again; the second restores it with every velocity zero,
+    so the env moves on instead of repeating the fault until a reset (it did before)."""
+    from robosim.envs.faults import CELL_HALF, OUTSIDE_CELL
+
+    env.reset(seed=SEED)
+    layout = env._faults.layout
+    x = layout.pos[layout.names.index("cube"), 0]       # the cube's x column
+    vx = x + 7                                            # after its pose: linear velocity x
+    assert vx in layout.lin[:, 0]
+    state = env.get_state().clone()
+    state[2, x], state[2, vx] = CELL_HALF - 0.1, 40.0
+    env.set_state(state)
+    codes = []
+    for action in _actions(env, 4, SEED):   # the arm cannot reach the cube out there
+        *_, info = env.step(action)
+        codes.append(int(info["sim_fault"][2]))
+    assert codes[:2] == [OUTSIDE_CELL, OUTSIDE_CELL] and codes[2:] == [0, 0], codes
+    assert abs(float(env.get_state()[2, vx])) < 40.0
