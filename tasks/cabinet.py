@@ -126,7 +126,10 @@ def drawer_shapes(spec: CabinetSpec) -> list:
 
 def cabinet_model(spec: CabinetSpec, pose=(0.0, 0.0, 0.0)) -> ArticulationModel:
     """The cabinet as an ArticulationModel: fixed body, one prismatic drawer (limits
-    [0, travel] m along the root's -x, with the JSON's damping N*s/m and friction N)."""
+    [0, travel] m along the root's -x) with the JSON's damping (N*s/m, a drive of
+    stiffness 0) and friction (PhysX's joint friction coefficient: the drawer's weight
+    times it resists sliding, so 0.3 holds it with about 0.3 * m * g N). Both are
+    applied (tests/sim/test_joints.py)."""
     d = spec.drawer
     joint = Joint("prismatic", pose_in_parent=spec.drawer_in_root, axis=(-1.0, 0.0, 0.0), limits=(0.0, spec.travel),
                   damping=float(d.get("damping", 8.0)), friction=float(d.get("friction", 0.3)))

@@ -19,8 +19,8 @@ import numpy as np
 import sapien
 
 from robosim.sim.meshes import prepare_mesh
-from robosim.sim.objects import (IDENTITY, ArticulationModel, Box, Capsule, Cylinder, Material, Mesh, RigidObject,
-                                 Sphere, check_pose)
+from robosim.sim.objects import (IDENTITY, ArticulationModel, Box, Capsule, Cylinder, Joint, Material, Mesh,
+                                 RigidObject, Sphere, check_pose)
 from robosim.sim.pool import ObjectPoolView
 from robosim.sim.views import ActorView, ArticulationView
 
@@ -84,6 +84,18 @@ def add_shapes(builder, shapes, density: float, material: sapien.physx.PhysxMate
                                                density=density)
         collisions += int(s.collision)
     return collisions
+
+
+def apply_joint(joint: sapien.physx.PhysxArticulationJoint, j: Joint) -> None:
+    """Write every field of `j` to a built PhysX joint. SAPIEN 3.0's builder applies only
+    limits and damping (joint friction is recorded and dropped, leaving PhysX's 0.05)."""
+    joint.set_friction(j.friction)
+    if j.type == "fixed":
+        return
+    joint.set_limits(np.array([j.limits], dtype=np.float32))
+    joint.set_armature(np.array([j.armature], dtype=np.float32))
+    joint.set_drive_properties(j.stiffness, j.damping, j.force_limit, "force")
+    joint.set_drive_target(j.target)
 
 
 def _physx_material(m: Material) -> sapien.physx.PhysxMaterial:
@@ -195,6 +207,9 @@ class SceneBuilding:
             builder.initial_pose = self.env_pose(env_index, model.pose)
             art = builder.build(fix_root_link=model.fix_root)
             art.set_name(f"{name}_{env_index}")
+            joints = {j.name: j for j in art.get_joints()}
+            for link in model.links[1:]:
+                apply_joint(joints[f"{link.name}_joint"], link.joint)
             return art
 
         return self._register_articulation_view(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], True)
@@ -224,6 +239,11 @@ class SceneBuilding:
             builder.initial_pose = self.env_pose(env_index, pose)
             art = builder.build(fix_root_link=fix_root)
             art.set_name(f"{name}_{env_index}")
+            # the URDF's <dynamics friction>: recorded by SAPIEN's builder, never applied
+            friction = {lb.joint_record.name: lb.joint_record.friction for lb in builder.link_builders}
+            for joint in art.get_joints():
+                if joint.name in friction:
+                    joint.set_friction(friction[joint.name])
             return art
 
         return self._register_articulation_view(name, [load(s, i) for i, s in enumerate(self.sub_scenes)], True)

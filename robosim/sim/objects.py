@@ -193,13 +193,24 @@ class RigidObject:
             raise TypeError(f"RigidObject.material must be a robosim Material, got {type(self.material).__name__}")
 
 
+def _non_negative(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class Joint:
-    """The joint that attaches a link to its parent.
+    """The joint that attaches a link to its parent; every field is applied to PhysX.
 
     `pose_in_parent`: the joint frame in the parent link's frame; the child link's frame
     coincides with the joint frame at q = 0. `axis`: motion axis in the joint frame
-    (revolute: rad about it; prismatic: m along it). `limits` (low, high)."""
+    (revolute: rad about it; prismatic: m along it). `limits` (low, high).
+    `friction`: Coulomb joint friction (PhysX's joint friction coefficient; 0 means none).
+    `armature`: added inertia on the axis (kg*m^2 revolute, kg prismatic).
+    Drive: force = clip(stiffness * (target - q) - damping * qdot, +-force_limit)
+    (N*m or N); `stiffness` 0 (the default) leaves a pure damper; with stiffness > 0
+    `target` must lie in `limits`. Units: stiffness N*m/rad or N/m, damping N*m*s/rad or N*s/m."""
 
     type: str
     pose_in_parent: Pose7 = IDENTITY
@@ -207,6 +218,10 @@ class Joint:
     limits: tuple[float, float] = (-math.inf, math.inf)
     damping: float = 0.0
     friction: float = 0.0
+    armature: float = 0.0
+    stiffness: float = 0.0
+    target: float = 0.0
+    force_limit: float = math.inf
 
     def __post_init__(self):
         if self.type not in JOINT_TYPES:
@@ -217,13 +232,25 @@ class Joint:
         if len(axis) != 3 or not math.isfinite(norm) or norm < 1e-9:
             raise ValueError(f"Joint.axis must be a non-zero 3-vector, got {self.axis!r}")
         object.__setattr__(self, "axis", tuple(a / norm for a in axis))
-        low, high = (float(v) for v in self.limits)
+        try:
+            low, high = (float(v) for v in self.limits)
+        except (TypeError, ValueError):
+            raise ValueError(f"Joint.limits must be two numbers (low, high), got {self.limits!r}") from None
         if not low <= high:
             raise ValueError(f"Joint.limits must satisfy low <= high, got {self.limits!r}")
-        for f in ("damping", "friction"):
-            v = getattr(self, f)
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"Joint.{f} must be a finite number >= 0, got {v!r}")
+        object.__setattr__(self, "limits", (low, high))
+        for f in ("damping", "friction", "armature", "stiffness"):
+            object.__setattr__(self, f, _non_negative(f"Joint.{f}", getattr(self, f)))
+        fl = self.force_limit
+        if isinstance(fl, bool) or not isinstance(fl, (int, float)) or math.isnan(fl) or fl <= 0:
+            raise ValueError(f"Joint.force_limit must be a number > 0 (inf: unlimited), got {fl!r}")
+        t = self.target
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+            raise ValueError(f"Joint.target must be a finite number, got {t!r}")
+        if self.stiffness > 0 and not low <= t <= high:
+            raise ValueError(f"Joint.target must lie within limits {(low, high)} when stiffness > 0, got {t!r}")
+        object.__setattr__(self, "force_limit", float(fl))
+        object.__setattr__(self, "target", float(t))
 
 
 @dataclass(frozen=True)
