@@ -67,6 +67,25 @@ def _as_index(env_idx: torch.Tensor | None, n: int) -> np.ndarray:
     return env_idx.detach().cpu().numpy().astype(np.int64).reshape(-1)
 
 
+def _checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
+    """float32 (rows, 7) from `pose`, or a ValueError naming `name`: shape (rows, 7) and
+    unit-norm (+-1e-3) quaternions."""
+    arr = pose.detach().cpu().numpy().astype(np.float32) if isinstance(pose, torch.Tensor) else \
+        np.asarray(pose, dtype=np.float32)
+    if arr.shape != (rows, POSE_DIM) and not (rows == 1 and arr.shape == (POSE_DIM,)):
+        raise ValueError(f"{name} must have shape ({rows}, {POSE_DIM}) [x, y, z, qw, qx, qy, qz] (one row per "
+                         f"env in env_idx), got shape {tuple(arr.shape)}")
+    arr = arr.reshape(rows, POSE_DIM)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, got {arr[~np.isfinite(arr).all(axis=1)][0].tolist()}")
+    norms = np.linalg.norm(arr[:, 3:], axis=1)
+    bad = np.abs(norms - 1.0) > 1e-3
+    if bad.any():
+        raise ValueError(f"{name} quaternions must have unit norm (+-1e-3), got norm {float(norms[bad][0]):.6g} "
+                         f"in row {int(np.argmax(bad))}")
+    return arr
+
+
 def _pose_array(poses: Sequence[sapien.Pose]) -> np.ndarray:
     return np.array([np.concatenate([p.p, p.q]) for p in poses], dtype=np.float32).reshape(-1, POSE_DIM)
 
@@ -99,9 +118,10 @@ class ActorView(_CachedReads):
         return torch.from_numpy(out)
 
     def set_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
-        """Teleport env_idx's copies to `pose` (M, 7), env frame."""
+        """Teleport env_idx's copies to `pose` (M, 7), env frame, unit quaternions
+        (ValueError for another shape or norm, before anything moves)."""
         idx = _as_index(env_idx, len(self.entities))
-        arr = pose.detach().cpu().numpy().astype(np.float32).reshape(len(idx), POSE_DIM)
+        arr = _checked_poses("pose", pose, len(idx))
         self._wrote()
         for row, i in zip(arr, idx):
             self.entities[i].set_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
@@ -164,7 +184,9 @@ class ArticulationView(_CachedReads):
         self.joint_mask = torch.from_numpy(np.arange(self.dof)[None, :] < self.dofs[:, None])
         self.fixed_root = self.articulations[0].get_joints()[0].type == "fixed"
         self._fixed_root_pose: torch.Tensor | None = None
-        self._targets = np.zeros((len(self.articulations), self.dof), dtype=np.float32)
+        self._targets = self._stack([[float(np.asarray(j.drive_target).ravel()[0]) for j in joints]
+                                     for joints in self.joints]) if self.dof else \
+            np.zeros((len(self.articulations), 0), dtype=np.float32)   # the drive targets as built
         self._target_setters = [j.set_drive_target for joints in self.joints for j in joints]
         self._setter_offsets = np.concatenate([[0], np.cumsum(self.dofs)[:-1]])
 
@@ -226,6 +248,21 @@ class ArticulationView(_CachedReads):
     def _read_link_pose(self, k: int) -> torch.Tensor:
         out = _pose_array([links[k].entity_pose for links in self.links])
         out[:, :3] -= self._origins
+        return torch.from_numpy(out)
+
+    def link_velocity(self) -> torch.Tensor:
+        """float32 (N, L, 6) velocity of every link (L = len(link_names), SAPIEN's order):
+        linear velocity of the link's centre of mass (m/s) then angular velocity (rad/s),
+        both along the env frame's axes (the env frame is the world's, translated).
+        Envs with fewer links than env 0 are padded with zeros."""
+        return self._read("link_velocity", self._read_link_velocity)
+
+    def _read_link_velocity(self) -> torch.Tensor:
+        out = np.zeros((len(self.links), len(self.link_names), VELOCITY_DIM), dtype=np.float32)
+        for i, links in enumerate(self.links):
+            for k, link in enumerate(links[:len(self.link_names)]):
+                out[i, k, :3] = link.linear_velocity
+                out[i, k, 3:] = link.angular_velocity
         return torch.from_numpy(out)
 
     def set_root_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
