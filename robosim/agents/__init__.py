@@ -4,7 +4,7 @@ from robosim.agents.controllers import CONTROL_MODES
 from robosim.agents.registry import DEFAULT_ROBOT
 from robosim.agents.registry import get_robot_spec, list_robots, register_robot
 from robosim.agents.robot import Robot
-from robosim.agents.spec import GripperSpec, RobotSpec, ToolMount
+from robosim.agents.spec import GripperSpec, JointGains, RobotSpec, ToolMount
 
-__all__ = ["CONTROL_MODES", "DEFAULT_ROBOT", "GripperSpec", "Robot", "RobotSpec", "ToolMount", "get_robot_spec", "list_robots",
+__all__ = ["CONTROL_MODES", "DEFAULT_ROBOT", "GripperSpec", "JointGains", "Robot", "RobotSpec", "ToolMount", "get_robot_spec", "list_robots",
            "register_robot"]

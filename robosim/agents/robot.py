@@ -58,10 +58,7 @@ class Robot:
         that counts)."""
         spec = self.spec
         grip = spec.gripper
-        gripper_joints = set(grip.joints) if grip else set()
-        arm_gains = (spec.stiffness, spec.damping, spec.force_limit)
-        gripper_gains = tuple(arm if g is None else g for g, arm in zip(
-            (grip.stiffness, grip.damping, grip.force_limit), arm_gains)) if grip else arm_gains
+        gains = spec.drive_gains()
 
         def load_one(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
             # float32 like the views' origin arithmetic, so the pose equals a later reset's
@@ -71,7 +68,8 @@ class Robot:
                 for link in robot.get_links():
                     link.disable_gravity = True
             for joint in robot.get_active_joints():
-                joint.set_drive_properties(*(gripper_gains if joint.name in gripper_joints else arm_gains))
+                # a joint the spec does not name fails the joint-order check below
+                joint.set_drive_properties(*gains.get(joint.name, gains[spec.arm_joints[0]]))
             return robot
 
         self.sim = sim

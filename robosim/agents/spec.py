@@ -42,6 +42,18 @@ class GripperSpec:
 
 
 @dataclass(frozen=True)
+class JointGains:
+    """PD drive gains for a group of the robot's joints (e.g. the wrist), overriding the
+    arm's (`RobotSpec.stiffness`...) or the gripper's gains for those joints. Units:
+    stiffness N*m/rad (N/m prismatic), damping N*m*s/rad (N*s/m), force_limit N*m (N)."""
+
+    joints: tuple[str, ...]
+    stiffness: float
+    damping: float
+    force_limit: float
+
+
+@dataclass(frozen=True)
 class ToolMount:
     """Graft the subtree below `tool_root_link` of another URDF onto `parent_link` of the
     robot's URDF with a fixed joint (e.g. a parallel gripper on an arm shipped without
@@ -83,6 +95,7 @@ class RobotSpec:
     rest_noise: float = 0.02       # std (rad) of the arm joints' noise around rest_qpos at reset
     disable_gravity: bool = True   # PD drives hold a pose exactly, like gravity compensation
     tool: ToolMount | None = None
+    joint_gains: tuple[JointGains, ...] = ()   # per-group gain overrides (no joint in two groups)
     description: str = ""
 
     @property
@@ -96,6 +109,19 @@ class RobotSpec:
     @property
     def joint_names(self) -> tuple[str, ...]:
         return self.arm_joints + (self.gripper.joints if self.gripper else ())
+
+    def drive_gains(self) -> dict[str, tuple[float, float, float]]:
+        """(stiffness, damping, force_limit) of every joint in `joint_names`: the arm's
+        gains, the gripper's where it sets them, then the `joint_gains` groups'."""
+        arm = (self.stiffness, self.damping, self.force_limit)
+        gains = {name: arm for name in self.arm_joints}
+        if self.gripper:
+            grip = tuple(a if g is None else g for g, a in zip(
+                (self.gripper.stiffness, self.gripper.damping, self.gripper.force_limit), arm))
+            gains.update({name: grip for name in self.gripper.joints})
+        for group in self.joint_gains:
+            gains.update({name: (group.stiffness, group.damping, group.force_limit) for name in group.joints})
+        return gains
 
     def validate(self) -> "RobotSpec":
         """Check the spec's own consistency (not the URDF); returns self."""
@@ -119,7 +145,29 @@ class RobotSpec:
             value = getattr(self, attr)
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"RobotSpec.{attr} of {self.name!r} must be a positive number, got {value!r}")
+        self._validate_joint_gains()
         if len(self.base_position) != 3 or len(self.base_quat) != 4 or len(self.tcp_offset) != 3:
             raise ValueError(f"RobotSpec of {self.name!r}: base_position and tcp_offset need 3 values and "
                              f"base_quat 4, got {self.base_position}, {self.tcp_offset}, {self.base_quat}")
         return self
+
+    def _validate_joint_gains(self) -> None:
+        seen: set[str] = set()
+        for k, group in enumerate(self.joint_gains):
+            where = f"RobotSpec.joint_gains[{k}] of {self.name!r}"
+            if not isinstance(group, JointGains):
+                raise TypeError(f"{where} must be a JointGains, got {type(group).__name__}")
+            if not group.joints:
+                raise ValueError(f"{where}.joints must name at least one joint, got {group.joints!r}")
+            for name in group.joints:
+                if name not in self.joint_names:
+                    raise ValueError(f"{where}.joints must name joints of the robot {list(self.joint_names)}, "
+                                     f"got {name!r}")
+                if name in seen:
+                    raise ValueError(f"{where}.joints: joint {name!r} is already in an earlier group")
+                seen.add(name)
+            for attr in ("stiffness", "damping", "force_limit"):
+                value = getattr(group, attr)
+                if isinstance(value, bool) or not (isinstance(value, (int, float)) and math.isfinite(value)
+                                                   and value > 0):
+                    raise ValueError(f"{where}.{attr} must be a finite number > 0, got {value!r}")
