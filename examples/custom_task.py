@@ -13,9 +13,9 @@ from __future__ import annotations
 import torch
 
 import robosim
+from robosim.envs.solutions import PickAndPlacePolicy    # the scripted-solution API
 from robosim.sim import Box, RigidObject
 from robosim_tasks.common import place_on_ground          # helpers of the built-in tasks
-from robosim_tasks.scripted import PickAndPlacePolicy
 
 HALF = 0.02
 LIFT_HEIGHT = 0.1

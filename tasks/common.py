@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from robosim.envs.solutions import quat_yaw, yaw_quat  # noqa: F401  (re-exported; moved to the library)
 from robosim.randomization import BatchRandom
 from robosim.sim import ActorView, Box, RigidObject, SimScene, Sphere
 
@@ -42,19 +43,6 @@ class GoalPointMixin:
 
     def set_task_state(self, state: torch.Tensor, env_idx: torch.Tensor) -> None:
         self.set_goal(state, env_idx)
-
-
-def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
-    """(M,) yaw angles (rad) -> (M, 4) wxyz quaternions about +z."""
-    half = yaw * 0.5
-    zeros = torch.zeros_like(half)
-    return torch.stack([torch.cos(half), zeros, zeros, torch.sin(half)], dim=1)
-
-
-def quat_yaw(q: torch.Tensor) -> torch.Tensor:
-    """(N, 4) wxyz -> (N,) yaw (rad) of the body x axis about +z."""
-    w, x, y, z = q.unbind(-1)
-    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 def place_on_ground(rng: BatchRandom, half_size: float, xy_low: float, xy_high: float) -> torch.Tensor:

@@ -30,10 +30,9 @@ import torch
 
 from robosim.agents.kinematics import matvec3, quat_to_matrix
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, quat_yaw, yaw_quat
 from robosim.sim import ArticulationView
 from robosim_tasks.cabinet import CabinetSpec, cabinet_model
-from robosim_tasks.common import quat_yaw, yaw_quat
-from robosim_tasks.scripted import PhasePolicy, ee_action, grasp_rotation
 
 CABINET_X = 0.27           # cabinet root x (env frame, m) before the per-episode offset
 OFFSET_X = 0.02            # |x offset| <= this (m)

@@ -15,22 +15,11 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PickAndPlacePolicy, is_grasped
 from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
-from robosim_tasks.scripted import PickAndPlacePolicy
 
 CUBE_HALF = 0.02
 GOAL_THRESHOLD = 0.025
-
-
-def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) -> torch.Tensor:
-    """(N,) bool: the object's centre lies between the fingers and the fingers rest on it.
-
-    A geometric test (no contact query): tcp within 2 cm of the centre and the finger
-    gap within [2 * half - 1 cm, 2 * half + 0.6 cm]."""
-    tcp = robot.tcp_pose(qpos)[:, :3]
-    width = robot.gripper_width(qpos)
-    near = (obj_pos - tcp).norm(dim=1) < 0.02
-    return near & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
 
 
 @register_task("PickCube-v1")

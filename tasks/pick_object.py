@@ -18,9 +18,8 @@ import torch
 import trimesh
 
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PickAndPlacePolicy, yaw_quat
 from robosim.sim import Box, Cylinder, Mesh, RigidObject
-from robosim_tasks.common import yaw_quat
-from robosim_tasks.scripted import PickAndPlacePolicy
 
 SHAPES = ("box", "cylinder", "hull")
 UPRIGHT = (math.sqrt(0.5), 0.0, -math.sqrt(0.5), 0.0)   # turns a cylinder's x axis to +z

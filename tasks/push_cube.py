@@ -13,8 +13,8 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
-from robosim_tasks.scripted import PhasePolicy, ee_action, grasp_rotation
 
 CUBE_HALF = 0.02
 GOAL_RADIUS = 0.1

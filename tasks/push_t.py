@@ -38,9 +38,8 @@ import torch
 
 from robosim.agents.kinematics import axis_angle_matrix, matmul3
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, quat_yaw, wrap_angle, yaw_quat
 from robosim.sim import ActorView, Box, Material, RigidObject
-from robosim_tasks.common import quat_yaw, yaw_quat
-from robosim_tasks.scripted import PhasePolicy, ee_action, grasp_rotation
 
 SCALE = 0.75
 BAR_HALF = (0.1 * SCALE, 0.025 * SCALE)        # bar half extents x, y (m)
@@ -68,11 +67,6 @@ def tee_shapes(color, collision: bool = True, half_thickness: float = HALF_THICK
         Box((STEM_HALF[0], STEM_HALF[1], half_thickness), pose=(0.0, BAR_HALF[1] + STEM_HALF[1] - COM_Y, z),
             color=color, collision=collision),
     ]
-
-
-def wrap_angle(a: torch.Tensor) -> torch.Tensor:
-    """Angles (rad) wrapped to [-pi, pi)."""
-    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
 
 
 @register_task("PushT-v1")

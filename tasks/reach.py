@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action
 from robosim_tasks.common import GoalPointMixin
-from robosim_tasks.scripted import PhasePolicy, ee_action
 
 DISTANCE_THRESHOLD = 0.05
 GOAL_LOW = (-0.15, -0.15, 0.05)

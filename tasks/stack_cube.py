@@ -12,9 +12,8 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
+from robosim.envs.solutions import PickAndPlacePolicy, is_grasped
 from robosim_tasks.common import build_cube, place_on_ground
-from robosim_tasks.pick_cube import is_grasped
-from robosim_tasks.scripted import PickAndPlacePolicy
 
 CUBE_HALF = 0.02
 MIN_SEPARATION = 0.1

@@ -160,6 +160,9 @@ class Task:
         raise NotImplementedError
 
     def solution_policy(self) -> "Any":
-        """A scripted policy object with `__call__(env) -> action (N, A)` (optional)."""
+        """A scripted policy (optional): an object called with no argument once per control
+        step, `policy() -> action` float32 (N, A), reading this task's env (usually a
+        robosim.envs.solutions.PhasePolicy; robosim.record.policies.scripted wraps it as
+        `lambda obs: policy()`). Raises NotImplementedError when the task has none."""
         raise NotImplementedError(f"{type(self).__name__} has no scripted solution (solution_policy); "
                                   "evaluate it with --policy robosim.record.policies:random or your own module:factory")

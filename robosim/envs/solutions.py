@@ -1,0 +1,192 @@
+"""Scripted solutions: the API a task's `solution_policy()` builds on.
+
+A scripted solution is a per-env phase machine that reads the simulator's ground truth
+(object poses, goals; never the observation) and emits end-effector deltas for the
+`pd_ee_delta_pos` / `pd_ee_delta_pose` control modes.
+
+Protocol (`PhasePolicy`):
+
+- `policy = MyPolicy(env)`; then each control step `action = policy()` gives float32
+  (N, A) for all N envs: the policy reads the env it was built with (`policy(env)` with
+  that same env is accepted too; `robosim.record.policies.scripted` wraps it as
+  `lambda obs: policy()` for `evaluate`).
+- `policy()` first restarts the phase (int64 (N,), 0) and the time in phase (int64
+  (N,), control steps) of every env whose episode just restarted
+  (`env.elapsed_steps == 0`), so one policy object serves across resets and partial
+  resets; then calls `act() -> (action (N, A), next_phase (N,) int64)`; an env whose
+  phase changes has its timer set to 0, the others' timers count up by one.
+- `act()` reads `self.phase` and `self.timer` and must not modify them.
+
+All positions are in the env's own frame (m), rotations are (N, 3, 3) matrices in the
+env frame, angles in radians. docs/writing-tasks.md ("Writing a scripted solution")
+walks through an example (tests/envs/test_task_authoring.py::test_scripted_solution_example).
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+
+from robosim.agents.kinematics import axis_angle_matrix, matmul3, quat_to_matrix, rotation_log
+
+if TYPE_CHECKING:
+    from robosim.envs.base_env import BaseEnv
+    from robosim.sim import ActorView
+
+EE_CONTROL_MODES = ("pd_ee_delta_pos", "pd_ee_delta_pose")
+# the error (m, rad) that ee_action maps to a full-scale (+-1) command
+POS_FULL_SCALE = 0.1
+ROT_FULL_SCALE = 0.1
+
+# Gripper pointing down (tcp z axis along env -z), fingers along env y at yaw 0.
+_DOWN = torch.tensor([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]], dtype=torch.float64)
+
+
+# -- pose helpers ---------------------------------------------------------------------
+def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
+    """(M,) yaw angles (rad) -> (M, 4) wxyz quaternions about +z."""
+    half = yaw * 0.5
+    zeros = torch.zeros_like(half)
+    return torch.stack([torch.cos(half), zeros, zeros, torch.sin(half)], dim=1)
+
+
+def quat_yaw(q: torch.Tensor) -> torch.Tensor:
+    """(N, 4) wxyz -> (N,) yaw (rad) of the body x axis about +z."""
+    w, x, y, z = q.unbind(-1)
+    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def wrap_angle(a: torch.Tensor) -> torch.Tensor:
+    """Angles (rad) wrapped to [-pi, pi)."""
+    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
+
+
+def grasp_rotation(object_yaw: torch.Tensor) -> torch.Tensor:
+    """float64 (N, 3, 3) downward gripper rotations (tcp z along env -z) aligned with a
+    cube's faces: the object's yaw (N,) rad folded to [-pi/4, pi/4) (90-degree symmetric)."""
+    yaw = torch.remainder(object_yaw.double() + math.pi / 4, math.pi / 2) - math.pi / 4
+    axis = yaw.new_tensor([0.0, 0.0, 1.0])
+    return matmul3(axis_angle_matrix(axis, yaw), _DOWN.to(yaw.device).expand(len(yaw), 3, 3))
+
+
+def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) -> torch.Tensor:
+    """(N,) bool: the object's centre lies between the fingers and the fingers rest on it.
+
+    A geometric test (no contact query): tcp within 2 cm of the centre obj_pos (N, 3)
+    (env frame, m) and the finger gap within [2 * half - 1 cm, 2 * half + 0.6 cm], for an
+    object of half width `half` (m) across the jaws; qpos (N, dof) of `robot`."""
+    tcp = robot.tcp_pose(qpos)[:, :3]
+    width = robot.gripper_width(qpos)
+    near = (obj_pos - tcp).norm(dim=1) < 0.02
+    return near & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
+
+
+# -- actions --------------------------------------------------------------------------
+def ee_action(env: "BaseEnv", target_pos: torch.Tensor, target_rot: torch.Tensor | None,
+              gripper: torch.Tensor) -> torch.Tensor:
+    """float32 (N, A) action moving the tcp toward target_pos (N, 3) (env frame, m).
+
+    Position part: (target_pos - tcp) / POS_FULL_SCALE (0.1 m) clipped to [-1, 1] (the
+    controller scales +-1 to its largest step). In pd_ee_delta_pose the rotation part
+    turns the tcp toward target_rot (N, 3, 3) (env frame; None keeps the current one):
+    the rotation error as axis-angle (rad) / ROT_FULL_SCALE (0.1 rad), clipped to [-1, 1];
+    pd_ee_delta_pos ignores target_rot. gripper (N,) in [-1, 1]: -1 closes, 1 opens.
+    Raises ValueError for any other control mode."""
+    if env.control_mode not in EE_CONTROL_MODES:
+        raise ValueError(f"scripted policies need env.control_mode in {EE_CONTROL_MODES}, got {env.control_mode!r}")
+    tcp = env.robot.tcp_pose(env.robot.view.qpos())
+    pos_action = torch.clamp((target_pos - tcp[:, :3]) / POS_FULL_SCALE, -1.0, 1.0)
+    parts = [pos_action]
+    if env.control_mode == "pd_ee_delta_pose":
+        current = quat_to_matrix(tcp[:, 3:].double())
+        target = current if target_rot is None else target_rot
+        rot_err = rotation_log(matmul3(target, current.transpose(-1, -2))).float()
+        parts.append(torch.clamp(rot_err / ROT_FULL_SCALE, -1.0, 1.0))
+    parts.append(gripper.reshape(-1, 1).float())
+    return torch.cat(parts, dim=1)
+
+
+class PhasePolicy:
+    """Base of phase-machine policies (protocol: the module docstring).
+
+    Attributes: env, phase int64 (N,), timer int64 (N,) (control steps in the current
+    phase). Subclasses implement `act()`."""
+
+    def __init__(self, env: "BaseEnv"):
+        self.env = env
+        n = env.num_envs
+        self.phase = torch.zeros(n, dtype=torch.int64, device=env.device)
+        self.timer = torch.zeros(n, dtype=torch.int64, device=env.device)
+
+    def __call__(self, env: "BaseEnv | None" = None) -> torch.Tensor:
+        """float32 (N, A): the action of this control step for every env. `env`, if
+        given, must be the env the policy was built with (ValueError otherwise)."""
+        if env is not None and env is not self.env:
+            raise ValueError(f"{type(self).__name__} was built for another env; call it with no argument "
+                             f"or with its own env, got {type(env).__name__} {id(env):#x}")
+        fresh = self.env.elapsed_steps == 0
+        self.phase[fresh] = 0
+        self.timer[fresh] = 0
+        action, next_phase = self.act()
+        changed = next_phase != self.phase
+        self.timer = torch.where(changed, torch.zeros_like(self.timer), self.timer + 1)
+        self.phase = next_phase
+        return action
+
+    def act(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(action float32 (N, A), next_phase int64 (N,)) from self.phase and self.timer."""
+        raise NotImplementedError(f"{type(self).__name__} must implement act() -> (action, next_phase)")
+
+    def tcp_position(self) -> torch.Tensor:
+        """float32 (N, 3) tcp position (env frame, m)."""
+        return self.env.robot.tcp_pose(self.env.robot.view.qpos())[:, :3]
+
+
+class PickAndPlacePolicy(PhasePolicy):
+    """Grasp an object from above, then carry it so that its centre reaches `place_target()`.
+
+    Subclasses give `cube()` (the ActorView to pick) and `place_target()` float32 (N, 3)
+    (env frame, m). Phases: 0 `lift` m above the object, 1 down to it, 2 close for 5
+    steps, 3 carry; with `release = True` also 4 open for 4 steps, 5 rise 8 cm."""
+
+    lift = 0.08        # m above the object's centre to approach from
+    release = False    # True: open and rise after placing
+
+    def cube(self) -> "ActorView":
+        raise NotImplementedError(f"{type(self).__name__} must implement cube() -> the ActorView to pick")
+
+    def place_target(self) -> torch.Tensor:
+        raise NotImplementedError(f"{type(self).__name__} must implement place_target() -> (N, 3)")
+
+    def act(self) -> tuple[torch.Tensor, torch.Tensor]:
+        cube_pose = self.cube().pose()
+        cube_pos = cube_pose[:, :3]
+        phase = self.phase.clone()
+        tcp_pose = self.env.robot.tcp_pose(self.env.robot.view.qpos())
+        tcp = tcp_pose[:, :3]
+        # align with the cube while approaching; once it is held, keep the current wrist
+        # rotation (aligning to a yaw the grasp itself changes would chase its own tail)
+        holding = (phase >= 2).reshape(-1, 1, 1)
+        grasp_rot = torch.where(holding, quat_to_matrix(tcp_pose[:, 3:].double()),
+                                grasp_rotation(quat_yaw(cube_pose[:, 3:])))
+        above = cube_pos + cube_pos.new_tensor([0.0, 0.0, self.lift])
+        # carry so that the cube (not the tcp) reaches the goal: keep the grasp offset
+        goal = self.place_target() + (tcp - cube_pos) * (phase >= 3).unsqueeze(1)
+        target = torch.where((phase == 0).unsqueeze(1), above, cube_pos)
+        target = torch.where((phase >= 3).unsqueeze(1), goal, target)
+        if self.release:
+            lifted = goal + goal.new_tensor([0.0, 0.0, 0.08])
+            target = torch.where((phase == 5).unsqueeze(1), lifted, target)
+        gripper = torch.where(phase >= 2, -1.0, 1.0)
+        if self.release:
+            gripper = torch.where(phase >= 4, 1.0, gripper)
+        err = (target - tcp).norm(dim=1)
+        nxt = phase.clone()
+        nxt[(phase == 0) & (err < 0.015)] = 1
+        nxt[(phase == 1) & (err < 0.006)] = 2
+        nxt[(phase == 2) & (self.timer >= 5)] = 3
+        if self.release:
+            nxt[(phase == 3) & (err < 0.006)] = 4
+            nxt[(phase == 4) & (self.timer >= 4)] = 5
+        return ee_action(self.env, target, grasp_rot, gripper), nxt
