@@ -45,7 +45,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     import robosim
-    from robosim.record.cli import record_demo_video
+    from robosim.record.cli import make_options, record_demo_video
     from robosim.record.evaluate import evaluate
     from robosim.record.files import check_output_path
 
@@ -55,8 +55,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except ValueError as err:
             print(f"robosim demo: error: {err}", file=sys.stderr)
             return 2
+    options = make_options(args)
     env = robosim.make(args.task, num_envs=args.num_envs, control_mode="pd_ee_delta_pose",
-                       sim_backend=args.sim_backend)
+                       sim_backend=args.sim_backend, **options)
     try:
         scripted = env.task.solution_policy()
         steps = 0
@@ -76,7 +77,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"throughput:   {steps / elapsed:,.0f} env-steps/s with the scripted policy "
           f"({args.num_envs} envs, {env.sim_backend}, one process)")
     if args.video:
-        record_demo_video(args.task, args.video, num_envs=min(4, args.num_envs), seed=args.seed)
+        record_demo_video(args.task, args.video, num_envs=min(4, args.num_envs), seed=args.seed, **options)
         print(f"video:        {args.video} (one episode of {min(4, args.num_envs)} envs, rendered after the timed run)")
     return 0
 
@@ -101,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--video", default="demo.mp4",
                    help="mp4 of one episode of up to 4 envs, written after the timed run (default: demo.mp4)")
     p.add_argument("--no-video", dest="video", action="store_const", const=None, help="do not write a video")
+    from robosim.record.cli import add_make_options
+
+    add_make_options(p)
     p.set_defaults(func=cmd_demo)
     for module_name, adder_name in EXTERNAL_COMMANDS:
         module = __import__(module_name, fromlist=[adder_name])

@@ -37,6 +37,37 @@ def _camera(text: str) -> dict:
     return value
 
 
+def _task_param(text: str) -> tuple[str, object]:
+    """'key=value' -> (key, value): value parsed as JSON, else kept as the string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE such as cube_half_size=0.025, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def add_make_options(p: argparse.ArgumentParser) -> None:
+    """--robot and --task-param: what robosim.make(task, robot=..., **task_params) takes."""
+    p.add_argument("--robot", default=None, help="robot name (default: the task's default robot)")
+    p.add_argument("--task-param", dest="task_params", type=_task_param, action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="task parameter passed to robosim.make (repeatable); VALUE is parsed as JSON "
+                        "(0.025, true, [1, 2]), else taken as a string")
+
+
+def make_options(args: argparse.Namespace) -> dict:
+    """robosim.make keyword arguments from --robot/--task-param; the task's check_parameters
+    raises ValueError naming an unknown key (TypeError for a wrongly typed value)."""
+    import robosim
+
+    params = dict(args.task_params)
+    robosim.get_task(args.task).check_parameters(params)
+    return {"robot": args.robot, **params}
+
+
 def _fail(command: str, err: Exception, status: int = 2) -> int:
     print(f"robosim {command}: error: {err}", file=sys.stderr)
     return status
@@ -49,7 +80,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from robosim.sensors.camera import HumanViewConfig
 
     try:
-        robosim.get_task(args.task)
+        options = make_options(args)
         if args.video is not None:
             check_output_path("--video", args.video, VIDEO_SUFFIXES)
         if args.trajectory is not None:
@@ -59,6 +90,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         HumanViewConfig.from_user(args.camera, args.render_size)
         factory = load_policy_factory(args.policy)
         if args.workers != 1 or args.address is not None:   # envs spread over Ray workers
+            if args.robot is not None or args.task_params:
+                raise ValueError("--robot and --task-param are not supported with --workers/--address yet; "
+                                 "run them in one process (--workers 1)")
             from robosim.distributed.eval import cmd_eval_on_workers
 
             return cmd_eval_on_workers(args)
@@ -67,7 +101,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
                            render_camera=args.camera,
                            render_lod=args.render_lod, physics_isolation=args.physics_isolation,
-                           seed=args.seed)   # seeded from the first build: randomized assets reproduce
+                           seed=args.seed, **options)   # seeded from the first build: randomized assets reproduce
     except (ValueError, TypeError) as err:
         return _fail("eval", err)
     recorder = env
@@ -103,6 +137,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from robosim.record.replay import replay
 
     try:
+        if args.robot is not None or args.task_params:
+            given = ([f"--robot {args.robot}"] if args.robot is not None else []) + \
+                [f"--task-param {k}={v!r}" for k, v in args.task_params]
+            raise ValueError(f"replay rebuilds the env exactly as recorded, from the trajectory's header "
+                             f"(task id, robot, task parameters): --robot and --task-param are refused, "
+                             f"got {' '.join(given)}")
         TrajectoryFile(args.trajectory, arg="TRAJ")
         if args.video is not None:
             check_output_path("--video", args.video, VIDEO_SUFFIXES)
@@ -144,6 +184,7 @@ def add_eval_command(sub) -> None:
     p.add_argument("--physics-isolation", default="shared", choices=["shared", "separate"],
                    help="shared: all envs in one PhysX system (fast); separate: one system per env, "
                         "each env bit-exact and replayable (default: shared)")
+    add_make_options(p)
     p.add_argument("--workers", type=int, default=1,
                    help="spread the envs over K Ray worker processes (default: 1, this process)")
     p.add_argument("--address", default=None,
@@ -164,6 +205,7 @@ def add_replay_command(sub) -> None:
                    help="actions: re-simulate and report divergence; states: re-render recorded states "
                         "(default: actions)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any state differs")
+    add_make_options(p)   # refused: the header says how the env was built (parsed so the message is clear)
     p.set_defaults(func=cmd_replay)
 
 
@@ -193,14 +235,16 @@ def add_recover_command(sub) -> None:
     p.set_defaults(func=cmd_recover)
 
 
-def record_demo_video(task: str, path: str, num_envs: int = 4, seed: int = 0, size=(192, 192)) -> str:
-    """One episode of the task's scripted policy on num_envs envs, tiled into `path` (mp4)."""
+def record_demo_video(task: str, path: str, num_envs: int = 4, seed: int = 0, size=(192, 192),
+                      **make_kwargs) -> str:
+    """One episode of the task's scripted policy on num_envs envs, tiled into `path` (mp4);
+    make_kwargs (robot, task parameters) go to robosim.make."""
     import robosim
     from robosim.record.evaluate import evaluate
     from robosim.record.policies import scripted
     from robosim.record.wrapper import RecordEpisode
 
-    env = robosim.make(task, num_envs=num_envs, render_mode="rgb_array", render_size=size)
+    env = robosim.make(task, num_envs=num_envs, render_mode="rgb_array", render_size=size, **make_kwargs)
     with RecordEpisode(env, video=path) as recorder:
         evaluate(recorder, scripted(recorder), num_envs, seed=seed)
     return path

@@ -1,0 +1,74 @@
+"""`robosim eval/demo/replay --robot NAME --task-param KEY=VALUE` as a user runs them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import h5py
+import imageio.v3 as iio
+import pytest
+
+import robosim
+
+ROBOSIM = os.path.join(os.path.dirname(sys.executable), "robosim")
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([ROBOSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """One eval run with the robot and a task parameter given before the task id."""
+    out = tmp_path_factory.mktemp("eval")
+    result = run("eval", "--robot", "xarm7", "--task-param", "cube_half_size=0.025", "PickCube-v1",
+                 "--video", "x.mp4", "--trajectory", "x.h5", "--episodes", "2", "--num-envs", "2",
+                 "--render-size", "64x64", cwd=out)
+    return out, result
+
+
+def test_eval_takes_robot_and_task_params(recorded):
+    out, result = recorded
+    assert result.returncode == 0, result.stderr
+    assert "success rate" in result.stdout
+    assert iio.imread(out / "x.mp4", index=0).shape[0] == 64   # --render-size 64x64 tiles
+    with h5py.File(out / "x.h5", "r") as h5:
+        header = json.loads(h5.attrs["env_kwargs"])
+        state_dim = int(h5.attrs["state_dim"])
+    assert header["cube_half_size"] == 0.025
+    env = robosim.make("PickCube-v1", num_envs=1, robot="xarm7")   # the recording ran the xarm7
+    try:
+        assert state_dim == env.state_dim
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["eval", "--task-param", "bogus=1", "PickCube-v1"], ["bogus", "cube_half_size"]),
+    (["eval", "--task-param", "cube_half_size=big", "PickCube-v1"], ["cube_half_size", "'big'"]),
+    (["demo", "--robot", "koch", "--no-video"], ["robot", "'koch'", "xarm7"]),
+    (["eval", "--task-param", "nokey", "PickCube-v1"], ["KEY=VALUE", "'nokey'"]),
+])
+def test_bad_robot_or_task_param_is_named(args, words, tmp_path):
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout
+    for word in words:
+        assert word in result.stderr, (word, result.stderr)
+    assert list(tmp_path.iterdir()) == []   # refused before anything was written
+
+
+def test_demo_takes_robot_and_task_params(tmp_path):
+    result = run("demo", "--robot", "xarm7", "--task-param", "cube_half_size=0.025", "--episodes", "2",
+                 "--num-envs", "2", "--no-video", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "success rate" in result.stdout
+
+
+def test_replay_refuses_robot_and_task_params(recorded):
+    out, _ = recorded
+    result = run("replay", str(out / "x.h5"), "--robot", "panda", "--task-param", "cube_half_size=0.03")
+    assert result.returncode == 2
+    for word in ("trajectory's header", "--robot panda", "cube_half_size"):
+        assert word in result.stderr, (word, result.stderr)
