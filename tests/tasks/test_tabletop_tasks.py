@@ -11,6 +11,7 @@ import robosim
 
 TASKS = {
     "robosim_tasks.pull_cube:PullCubeTask": 3.0,
+    "robosim_tasks.poke_cube:PokeCubeTask": 10.0,
 }
 N = 8
 
