@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import shlex
 import sys
 import time
@@ -24,6 +25,7 @@ from torch import nn
 from tqdm import tqdm
 
 import robosim
+from robosim.envs.registry import import_modules
 from robosim.record.evaluate import evaluate
 from robosim.rollout import RolloutCollector, RunLog, flatten_obs, save_policy
 from robosim.vector import NormalizeVecEnv
@@ -31,7 +33,10 @@ from robosim.vector import NormalizeVecEnv
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Reach-v1")
+    p.add_argument("--task", default="Reach-v1", help="task id, or 'package.module:TaskClass'")
+    p.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
+                   help="import MODULE first (found in the current directory too), so tasks it registers "
+                        "with @robosim.register_task can be trained (repeatable)")
     p.add_argument("--robot", default=None, help="robot plugin name (default: the task's)")
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--total-steps", type=int, default=150_000, help="env steps (all envs together)")
@@ -52,6 +57,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
     p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slow next to PhysX on 2 cores)")
     args = p.parse_args(argv)
+    if os.getcwd() not in sys.path:   # user packages in the current directory, as `python -m` finds them
+        sys.path.insert(0, os.getcwd())
+    try:
+        import_modules(args.imports)
+    except ValueError as err:
+        p.error(str(err))
     for name in ("num_envs", "total_steps", "num_steps", "epochs", "minibatches", "eval_every", "eval_episodes"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")

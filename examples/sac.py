@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import shlex
 import sys
 import time
@@ -27,6 +28,7 @@ from torch import nn
 from tqdm import tqdm
 
 import robosim
+from robosim.envs.registry import import_modules
 from robosim.record.evaluate import evaluate
 from robosim.rollout import ReplayBuffer, RolloutCollector, RunLog, flatten_obs, save_policy
 from robosim.rollout.replay_buffer import GOAL_KEYS
@@ -34,7 +36,10 @@ from robosim.rollout.replay_buffer import GOAL_KEYS
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Reach-v1")
+    p.add_argument("--task", default="Reach-v1", help="task id, or 'package.module:TaskClass'")
+    p.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
+                   help="import MODULE first (found in the current directory too), so tasks it registers "
+                        "with @robosim.register_task can be trained (repeatable)")
     p.add_argument("--robot", default=None, help="robot plugin name (default: the task's)")
     p.add_argument("--num-envs", type=int, default=4)
     p.add_argument("--total-steps", type=int, default=20_000, help="env steps (all envs together)")
@@ -55,6 +60,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
     p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slow next to PhysX on 2 cores)")
     args = p.parse_args(argv)
+    if os.getcwd() not in sys.path:   # user packages in the current directory, as `python -m` finds them
+        sys.path.insert(0, os.getcwd())
+    try:
+        import_modules(args.imports)
+    except ValueError as err:
+        p.error(str(err))
     for name in ("num_envs", "total_steps", "batch_size", "eval_every", "eval_episodes"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
