@@ -142,7 +142,13 @@ class BaseEnv(gym.Env):
         build = self._rng.builds
         self._build_seeds = self._rng.base_seeds.clone()
         self.sim.object_modifiers = self.randomization.object_modifiers(self._rng.base_seeds, build)
-        self.task.build_scene(self.sim, self._rng.next_build())
+        build_rng = self._rng.next_build()
+        self.task.build_scene(self.sim, build_rng)
+        if not self.task.randomizes_build and bool(build_rng.counters.any()):
+            raise ValueError(f"{type(self.task).__name__}.build_scene drew from its rng but the task does not "
+                             f"declare randomizes_build = True: set the class attribute randomizes_build = True "
+                             f"(a seeded reset then rebuilds the assets), or draw per-episode values in "
+                             f"initialize_episode instead")
         self.sim.finalize()
         self._faults = FaultMonitor(self.sim)   # per-env fault check after each step (envs/faults.py)
         self.cameras = CameraRig(self.sim, self._rig_spec)

@@ -197,7 +197,15 @@ def resolve_target(event, env: Any):
     if event.kind == "object":
         if event.target not in sim.actors:
             raise _unknown(event, f"object {event.target!r}", sim.actors)
-        return ObjectTarget(sim.actors[event.target])
+        target = ObjectTarget(sim.actors[event.target])
+        if event.property == "mass":
+            _, body = target._bodies(0)
+            if body is None or body.kinematic:
+                kind = "static" if body is None else "kinematic"
+                raise ValueError(f"randomization[{event.name!r}] sets property 'mass' of object {event.target!r}, "
+                                 f"which is a {kind} body (PhysX ignores its mass); randomize a dynamic "
+                                 f"object's mass, or drop the event")
+        return target
     if event.kind == "pool":
         view = sim.actors.get(event.target)
         if view is None or not hasattr(view, "activate"):

@@ -195,3 +195,65 @@ def test_builtin_task_parameter_changes_the_scene_and_still_solves():
         env.close()
     with pytest.raises(ValueError, match="cube_half_size"):
         robosim.make("PickCube-v1", num_envs=1, cube_half_size=0.5)
+
+
+class DrawsAtBuild(robosim.Task):
+    """Draws the cube's size from the build rng (so it must declare randomizes_build)."""
+
+    def build_scene(self, sim, rng):
+        half = rng.uniform(0.015, 0.03)
+        self.cube = sim.add_object("cube", RigidObject([Box(0.02, color=(0.2, 0.2, 0.9))], pose=(0, 0, 0.02)))
+        self.half = half
+
+    def evaluate(self):
+        z = self.cube.pose()[:, 2]
+        return {"success": z > 1.0, "fail": torch.zeros_like(z, dtype=torch.bool)}
+
+    def dense_reward(self, info):
+        return torch.zeros(self.num_envs)
+
+
+def test_build_draws_without_randomizes_build_are_refused():
+    with pytest.raises(ValueError, match=r"DrawsAtBuild\.build_scene drew from its rng.*randomizes_build = True"):
+        robosim.make(DrawsAtBuild, num_envs=1)
+    declared = type("DeclaredDraws", (DrawsAtBuild,), {"randomizes_build": True})
+    env = robosim.make(declared, num_envs=1, seed=0)
+    env.close()
+
+
+@pytest.mark.parametrize("target, kind", [("object:goal", "kinematic")])
+def test_mass_event_on_a_kinematic_body_is_refused(target, kind):
+    event = {"heavy_goal": {"mode": "reset", "target": target, "property": "mass", "dist": {"uniform": [0.1, 0.2]}}}
+    with pytest.raises(ValueError) as err:
+        robosim.make("PickCube-v1", num_envs=1, randomization=event)
+    for word in ("'heavy_goal'", "'mass'", "'goal'", kind):
+        assert word in str(err.value), (word, str(err.value))
+
+
+def test_scripted_solution_example():
+    """docs/writing-tasks.md "Writing a scripted solution": the block runs as printed."""
+    import re
+
+    from robosim.envs.solutions import ee_action
+
+    guide = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "writing-tasks.md")).read()
+    section = guide.split("## Writing a scripted solution", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "writing-tasks.md", "exec"), namespace)
+    env, policy = namespace["env"], namespace["policy"]
+    try:
+        assert namespace["info"]["success"].all() and (policy.phase == 1).all()
+        env.reset(options={"env_idx": [0]})
+        env.step(policy())
+        assert policy.phase.tolist()[1:] == [1, 1, 1] and policy.phase[0] == 0
+        with pytest.raises(ValueError, match="another env"):
+            policy(object())
+    finally:
+        env.close()
+    joints = robosim.make("TouchCube-v1", num_envs=1, control_mode="pd_joint_delta_pos")
+    try:
+        with pytest.raises(ValueError, match="control_mode.*pd_joint_delta_pos"):
+            ee_action(joints, torch.zeros(1, 3), None, torch.ones(1))
+    finally:
+        joints.close()
