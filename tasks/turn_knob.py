@@ -38,7 +38,7 @@ import torch
 from robosim.envs import Task
 from robosim.sim import ArticulationView
 from robosim.sim.objects import ArticulationModel, Box, Joint, Link
-from robosim_tasks.scripted import PhasePolicy, ee_action, grasp_rotation
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 
 KNOB_X = 0.1                    # column axis x, env frame (m), before the per-episode offset
 OFFSET_XY = 0.02                # |x|, |y| offset per episode (m)
