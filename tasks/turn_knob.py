@@ -36,9 +36,9 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import ArticulationView
 from robosim.sim.objects import ArticulationModel, Box, Joint, Link
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 
 KNOB_X = 0.1                    # column axis x, env frame (m), before the per-episode offset
 OFFSET_XY = 0.02                # |x|, |y| offset per episode (m)
