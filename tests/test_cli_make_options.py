@@ -37,7 +37,7 @@ def test_eval_takes_robot_and_task_params(recorded):
     with h5py.File(out / "x.h5", "r") as h5:
         header = json.loads(h5.attrs["env_kwargs"])
         state_dim = int(h5.attrs["state_dim"])
-    assert header["cube_half_size"] == 0.025
+    assert header["cube_half_size"] == 0.025 and header["robot"] == "xarm7"
     env = robosim.make("PickCube-v1", num_envs=1, robot="xarm7")   # the recording ran the xarm7
     try:
         assert state_dim == env.state_dim
@@ -72,3 +72,10 @@ def test_replay_refuses_robot_and_task_params(recorded):
     assert result.returncode == 2
     for word in ("trajectory's header", "--robot panda", "cube_half_size"):
         assert word in result.stderr, (word, result.stderr)
+
+
+def test_replay_rebuilds_the_recorded_robot_and_task_params(recorded):
+    out, _ = recorded
+    result = run("replay", str(out / "x.h5"), "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(exact)" in result.stdout

@@ -42,8 +42,9 @@ def env_header(env) -> dict[str, Any]:
                   sim_backend=env.sim_backend, max_episode_steps=env.max_episode_steps,
                   reconfiguration_freq=env.reconfiguration_freq,
                   physics_isolation=getattr(env, "physics_isolation", "shared"),
-                  # what rebuilds the same assets and events: randomization, build seeds, task parameters
-                  randomization=env.randomization.spec, seed=env.build_seeds, **env.task_params)
+                  # what rebuilds the same assets and events: randomization, build seeds, robot, task parameters
+                  randomization=env.randomization.spec, seed=env.build_seeds,
+                  **({"robot": env.robot.spec.name} if hasattr(env, "robot") else {}), **env.task_params)
     return dict(robosim_version=robosim.__version__, task_id=task_id_of(env), env_kwargs=kwargs,
                 num_envs=env.num_envs, state_dim=env.state_dim, action_dim=int(env.single_action_space.shape[0]),
                 sim_backend=env.sim_backend, control_mode=env.control_mode)
