@@ -165,6 +165,35 @@ class SimScene(SceneBuilding):
     def finalize(self) -> None:
         """Called once after everything is built (the GPU backend allocates buffers here)."""
 
+    # -- contacts, welds, collision groups (lazy: nothing is built or read per step) --
+    def _physx_cpu_only(self, query: str, attribute: str, factory):
+        if self.backend != "physx_cpu":
+            raise NotImplementedError(f"sim.{query} needs sim_backend 'physx_cpu', got {self.backend!r}")
+        if getattr(self, attribute, None) is None:
+            setattr(self, attribute, factory(self))
+        return getattr(self, attribute)
+
+    @property
+    def contacts(self):
+        """robosim.sim.contacts.Contacts: contact forces, touching, grasping (physx_cpu)."""
+        from robosim.sim.contacts import Contacts
+
+        return self._physx_cpu_only("contacts", "_contacts", Contacts)
+
+    @property
+    def welds(self):
+        """robosim.sim.welds.Welds: per-env attach/detach of two bodies (physx_cpu)."""
+        from robosim.sim.welds import Welds
+
+        return self._physx_cpu_only("welds", "_welds", Welds)
+
+    @property
+    def collisions(self):
+        """robosim.sim.collision.CollisionGroups: which body pairs collide, per env (physx_cpu)."""
+        from robosim.sim.collision import CollisionGroups
+
+        return self._physx_cpu_only("collisions", "_collisions", CollisionGroups)
+
     # -- stepping -------------------------------------------------------------------
     def step(self) -> None:
         """One physics substep (1 / sim_freq s) for all envs."""

@@ -1,0 +1,150 @@
+"""Contact queries per env: net and pairwise contact forces, touching, grasping.
+
+A *body* is an ActorView (a pool's active variant per env) or a pair
+`(ArticulationView, link_name)`. Forces are in newtons, in the env frame (envs are only
+translated copies of one another, so world axes are env axes), batched (N, 3) float32.
+
+Which force: PhysX reports each contact's impulse for the LAST physics substep; robosim
+divides it by that substep's length (impulse * sim_freq). So a query after a control step
+gives the mean contact force over its last substep, not a sum or mean over all substeps:
+collecting every substep would cost every step, and this costs nothing until asked
+(tests/sim/test_contacts.py: a resting cube's net force is m*g within 1%).
+Queries are lazy: the contact list is read once per physics step, on the first query.
+physx_cpu only (shared and separate isolation); SimScene.contacts refuses physx_cuda.
+"""
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import numpy as np
+import sapien
+import torch
+
+from robosim.sim.views import ActorView, ArticulationView
+
+Body = Union[ActorView, "tuple[ArticulationView, str]"]
+
+
+def resolve_bodies(argument: str, body, num_envs: int) -> list:
+    """The PhysX body component of `body` in every env (list of N)."""
+    if isinstance(body, tuple) and len(body) == 2 and isinstance(body[0], ArticulationView):
+        view, link = body
+        if not isinstance(link, str) or link not in view.link_names:
+            raise ValueError(f"{argument}: link name must be one of {view.link_names} of articulation "
+                             f"{view.name!r}, got {link!r}")
+        out = []
+        for links in view.links:
+            match = [l for l in links if l.name == link]
+            out.append(match[0] if match else None)
+        if any(b is None for b in out):
+            raise ValueError(f"{argument}: link {link!r} is missing in some env of articulation {view.name!r}")
+        return out
+    if hasattr(body, "entities") and hasattr(body, "name") and not isinstance(body, ArticulationView):
+        out = [e.find_component_by_type(sapien.physx.PhysxRigidBaseComponent) for e in body.entities]
+        if len(out) != num_envs or any(b is None for b in out):
+            raise ValueError(f"{argument}: view {body.name!r} has no physics body in some env")
+        return out
+    raise TypeError(f"{argument} must be an ActorView (sim.actors[...]) or a tuple (ArticulationView, link_name), "
+                    f"got {type(body).__name__}")
+
+
+def env_index(env_idx, num_envs: int) -> list[int]:
+    """env_idx (None: all envs; an int tensor/sequence in [0, num_envs)) as a list of ints."""
+    if env_idx is None:
+        return list(range(num_envs))
+    idx = torch.as_tensor(env_idx)
+    if idx.dtype in (torch.bool,) or idx.is_floating_point() or idx.is_complex():
+        raise TypeError(f"env_idx must hold ints in [0, {num_envs}), got dtype {idx.dtype}")
+    values = idx.reshape(-1).tolist()
+    bad = [v for v in values if not 0 <= v < num_envs]
+    if bad:
+        raise ValueError(f"env_idx must hold ints in [0, {num_envs}), got {bad[:5]}")
+    return values
+
+
+class Contacts:
+    """Contact queries of one SimScene (reach it as `sim.contacts`)."""
+
+    def __init__(self, sim) -> None:
+        self._sim = sim
+        self._version = None
+        self._net: dict = {}
+        self._pair: dict = {}
+        self._sep: dict = {}
+
+    def _systems(self) -> list:
+        return getattr(self._sim, "systems", None) or [self._sim.physx]
+
+    def _update(self) -> None:
+        version = self._sim.read_cache.version
+        if version == self._version:
+            return
+        net, pair, sep = {}, {}, {}
+        scale = float(self._sim.sim_freq)   # impulse over one substep -> force, N
+        for system in self._systems():
+            for contact in system.get_contacts():
+                b0, b1 = contact.bodies
+                if not contact.points:
+                    continue
+                impulse = np.sum([p.impulse for p in contact.points], axis=0) * scale   # on b0, from b1
+                closest = min(p.separation for p in contact.points)
+                k0, k1 = id(b0), id(b1)
+                net[k0] = net.get(k0, 0.0) + impulse
+                net[k1] = net.get(k1, 0.0) - impulse
+                pair[(k0, k1)] = pair.get((k0, k1), 0.0) + impulse
+                pair[(k1, k0)] = pair.get((k1, k0), 0.0) - impulse
+                key = (min(k0, k1), max(k0, k1))
+                sep[key] = min(sep.get(key, np.inf), closest)
+        self._net, self._pair, self._sep, self._version = net, pair, sep, version
+
+    def _rows(self, values: list) -> torch.Tensor:
+        out = np.zeros((len(values), 3), dtype=np.float32)
+        for i, v in enumerate(values):
+            if v is not None:
+                out[i] = v
+        return torch.from_numpy(out).to(self._sim.device)
+
+    def net_force(self, body: Body) -> torch.Tensor:
+        """float32 (N, 3) N: sum of all contact forces on `body` in each env (env frame)."""
+        bodies = resolve_bodies("body", body, self._sim.num_envs)
+        self._update()
+        return self._rows([self._net.get(id(b)) for b in bodies])
+
+    def pair_force(self, a: Body, b: Body) -> torch.Tensor:
+        """float32 (N, 3) N: contact force on `a` from `b` in each env (env frame);
+        pair_force(b, a) is its negative."""
+        bodies_a = resolve_bodies("a", a, self._sim.num_envs)
+        bodies_b = resolve_bodies("b", b, self._sim.num_envs)
+        self._update()
+        return self._rows([self._pair.get((id(x), id(y))) for x, y in zip(bodies_a, bodies_b)])
+
+    def is_touching(self, a: Body, b: Body, max_separation: float = 1e-3) -> torch.Tensor:
+        """bool (N,): `a` and `b` have a contact point at most `max_separation` m apart
+        (negative: penetrating) in each env."""
+        if not isinstance(max_separation, (int, float)) or not np.isfinite(max_separation):
+            raise ValueError(f"max_separation must be a finite number (m), got {max_separation!r}")
+        bodies_a = resolve_bodies("a", a, self._sim.num_envs)
+        bodies_b = resolve_bodies("b", b, self._sim.num_envs)
+        self._update()
+        hits = [self._sep.get((min(id(x), id(y)), max(id(x), id(y))), np.inf) <= max_separation
+                for x, y in zip(bodies_a, bodies_b)]
+        return torch.tensor(hits, dtype=torch.bool, device=self._sim.device)
+
+    def is_grasping(self, obj: Body, gripper: ArticulationView, fingers: Sequence[str],
+                    min_force: float = 0.5, min_angle_deg: float = 90.0) -> torch.Tensor:
+        """bool (N,): both jaws press on `obj`: the contact force of each of the two
+        `fingers` (link names of `gripper`; for a one-jaw gripper the moving jaw and the
+        fixed jaw or palm; robots declare them as `RobotSpec.gripper.pad_links`) on
+        `obj` is at least `min_force` N and the two forces are at least `min_angle_deg`
+        degrees apart (opposing directions; ManiSkill3's rule without its per-robot
+        closing axes)."""
+        if isinstance(fingers, str) or len(tuple(fingers)) != 2:
+            raise ValueError(f"fingers must be two link names (the two jaws), got {fingers!r}")
+        if not isinstance(min_force, (int, float)) or not min_force >= 0:
+            raise ValueError(f"min_force must be a number >= 0 (N), got {min_force!r}")
+        if not isinstance(min_angle_deg, (int, float)) or not 0 <= min_angle_deg <= 180:
+            raise ValueError(f"min_angle_deg must be in [0, 180], got {min_angle_deg!r}")
+        f1, f2 = (self.pair_force(obj, (gripper, name)) for name in fingers)
+        n1, n2 = f1.norm(dim=1), f2.norm(dim=1)
+        cos = (f1 * f2).sum(dim=1) / (n1 * n2).clamp_min(1e-12)
+        return (n1 >= min_force) & (n2 >= min_force) & (cos <= float(np.cos(np.radians(min_angle_deg))) + 1e-6)

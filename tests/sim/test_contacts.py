@@ -1,0 +1,90 @@
+"""Contact forces against physics: resting cubes weigh m*g in every env (shared and
+separate systems), touching / not touching, the scripted PickCube grasp, bad inputs."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import robosim
+from robosim.sim import SimScene
+from robosim.sim.isolation import IsolatedSimScene
+from robosim.sim.objects import Box, RigidObject, Sphere
+
+N = 3
+G = 9.81
+
+
+@pytest.fixture(scope="module", params=["shared", "separate"])
+def stack(request):
+    sim = SimScene(N, 100, render=False) if request.param == "shared" else IsolatedSimScene(N, 100)
+    sim.add_ground()
+    views = {
+        "cube": sim.add_object("cube", RigidObject([Box(0.02)], pose=(0, 0, 0.02))),
+        "top": sim.add_object("top", RigidObject([Box(0.02)], pose=(0, 0, 0.06))),
+        "ball": sim.add_object("ball", RigidObject([Sphere(0.02)], pose=(0.3, 0, 0.02))),
+    }
+    sim.finalize()
+    for _ in range(60):
+        sim.step()
+    yield sim, views
+    sim.close()
+
+
+def test_resting_bodies_carry_their_weight_in_every_env(stack):
+    sim, v = stack
+    m_cube, m_top = v["cube"].bodies[0].mass, v["top"].bodies[0].mass
+    up = torch.tensor([0.0, 0.0, 1.0])
+    # the top cube rests on the cube: the ground holds both, the cube holds the top one
+    torch.testing.assert_close(sim.contacts.net_force(v["top"]), (m_top * G * up).expand(N, 3), rtol=0, atol=0.01 * m_top * G)
+    torch.testing.assert_close(sim.contacts.net_force(v["cube"]), (m_cube * G * up).expand(N, 3), rtol=0, atol=0.01 * m_cube * G)
+    torch.testing.assert_close(sim.contacts.pair_force(v["cube"], v["top"]), (-m_top * G * up).expand(N, 3),
+                               rtol=0, atol=0.01 * m_top * G)
+    torch.testing.assert_close(sim.contacts.pair_force(v["top"], v["cube"]), -sim.contacts.pair_force(v["cube"], v["top"]))
+    assert sim.contacts.net_force(v["cube"]).dtype == torch.float32
+
+
+def test_touching_and_not_touching(stack):
+    sim, v = stack
+    assert sim.contacts.is_touching(v["cube"], v["top"]).tolist() == [True] * N
+    assert sim.contacts.is_touching(v["cube"], v["ball"]).tolist() == [False] * N
+    assert torch.equal(sim.contacts.pair_force(v["cube"], v["ball"]), torch.zeros(N, 3))
+
+
+def test_bad_inputs_are_named(stack):
+    sim, v = stack
+    with pytest.raises(TypeError, match="body must be an ActorView"):
+        sim.contacts.net_force("cube")
+    with pytest.raises(ValueError, match="max_separation"):
+        sim.contacts.is_touching(v["cube"], v["top"], max_separation=float("nan"))
+
+
+def test_physx_cuda_is_refused_by_name():
+    sim = SimScene(1, 100, render=False)
+    sim.backend = "physx_cuda"    # what CudaSimScene declares
+    for query in ("contacts", "welds", "collisions"):
+        with pytest.raises(NotImplementedError, match=f"sim.{query} needs sim_backend 'physx_cpu', got 'physx_cuda'"):
+            getattr(sim, query)
+    sim.close()
+
+
+def test_grasp_follows_the_scripted_pick():
+    env = robosim.make("PickCube-v1", num_envs=2, obs_mode="state")
+    try:
+        env.reset(seed=0)
+        task, sim = env.task, env.sim
+        fingers = task.robot.spec.gripper.pad_links
+        grasp = lambda: sim.contacts.is_grasping(task.cube, task.robot.view, fingers)   # noqa: E731
+        policy = task.solution_policy()
+        assert grasp().tolist() == [False, False]        # open hand above the cube
+        held = torch.zeros(2, dtype=torch.bool)
+        for _ in range(env.max_episode_steps):
+            lifted = task.cube.pose()[:, 2] > 0.04          # cube (2 cm half size) off the table
+            open_ = task.robot.gripper_width(task.robot.view.qpos()) > 0.045   # jaws wider than the cube
+            now = grasp()
+            assert not now[open_].any(), "grasping with open jaws"
+            assert now[lifted].all(), "a lifted cube is not grasped"
+            held |= now
+            env.step(policy())
+        assert held.all()
+    finally:
+        env.close()
