@@ -1,0 +1,90 @@
+"""Welds: per-env rigid joints between two bodies, made and broken at run time.
+
+`sim.welds.attach(name, parent, child, env_idx)` holds `child` at its CURRENT pose
+relative to `parent` (a PhysX D6 joint with every axis locked; `parent=None` fixes it in
+the world) in the envs of env_idx; `detach(name, env_idx)` frees them. Bodies are as in
+robosim.sim.contacts: an ActorView or `(ArticulationView, link_name)`; the child must be
+dynamic (or a link). Envs not named are untouched (tests/sim/test_attach.py).
+
+Resets and state: welds are NOT part of `get_state`, and neither reset nor `set_state`
+changes them: a weld stays until `detach` (or a reconfigure, which builds a new scene).
+A task that welds during an episode detaches in its `initialize_episode` for the envs
+being reset; one that fixes a part for the whole episode attaches there, after placing
+it. With physics_isolation="separate" a weld survives the per-reset renewal of the env's
+PhysX system. physx_cpu only.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sapien
+import torch
+
+from robosim.sim.contacts import env_index, resolve_bodies
+
+
+class Welds:
+    """Named per-env welds of one SimScene (reach it as `sim.welds`)."""
+
+    def __init__(self, sim) -> None:
+        self._sim = sim
+        self._pairs: dict[str, tuple[list, list]] = {}      # name -> (parents, children) per env
+        self._drives: dict[str, list] = {}                  # name -> per-env drive or None
+
+    def attach(self, name: str, parent, child, env_idx: torch.Tensor | None = None) -> None:
+        """Weld `child` to `parent` (None: the world) at their current relative pose in
+        env_idx (all when None). Re-attaching an attached env keeps its weld."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty str, got {name!r}")
+        n = self._sim.num_envs
+        parents = [None] * n if parent is None else resolve_bodies("parent", parent, n)
+        children = resolve_bodies("child", child, n)
+        for c in children:
+            if not isinstance(c, sapien.physx.PhysxRigidBodyComponent) or getattr(c, "kinematic", False):
+                raise ValueError(f"child must be a dynamic body or an articulation link, got a "
+                                 f"{type(c).__name__}{' (kinematic)' if getattr(c, 'kinematic', False) else ''}")
+        if any(p is c for p, c in zip(parents, children)):
+            raise ValueError("parent and child must be different bodies")
+        if name in self._pairs and (self._pairs[name][0] != parents or self._pairs[name][1] != children):
+            raise ValueError(f"weld {name!r} already joins other bodies; detach it and use another name")
+        idx = env_index(env_idx, n)
+        self._pairs[name] = (parents, children)
+        drives = self._drives.setdefault(name, [None] * n)
+        for i in idx:
+            if drives[i] is None:
+                drives[i] = self._make(parents[i], children[i])
+
+    @staticmethod
+    def _make(parent, child) -> sapien.physx.PhysxDriveComponent:
+        drive = sapien.physx.PhysxDriveComponent(child)
+        drive.parent = parent
+        parent_pose = sapien.Pose() if parent is None else parent.entity.pose
+        drive.pose_in_parent = parent_pose.inv() * child.entity.pose
+        drive.pose_in_child = sapien.Pose()
+        drive.set_limit_x(0.0, 0.0)
+        drive.set_limit_y(0.0, 0.0)
+        drive.set_limit_z(0.0, 0.0)
+        drive.set_limit_twist(0.0, 0.0)
+        drive.set_limit_cone(0.0, 0.0)
+        child.entity.add_component(drive)
+        return drive
+
+    def detach(self, name: str, env_idx: torch.Tensor | None = None) -> None:
+        """Remove weld `name` in env_idx (all when None); envs without it are skipped."""
+        if name not in self._drives:
+            raise ValueError(f"name must be an attached weld, one of {sorted(self._drives)}, got {name!r}")
+        drives = self._drives[name]
+        for i in env_index(env_idx, self._sim.num_envs):
+            drive = drives[i]
+            if drive is None:
+                continue
+            child = self._pairs[name][1][i]
+            child.entity.remove_component(drive)
+            drives[i] = None
+            if hasattr(child, "wake_up"):
+                child.wake_up()
+        self._sim.read_cache.invalidate()
+
+    def is_attached(self, name: str) -> torch.Tensor:
+        """bool (N,): weld `name` holds in each env (False for an unknown name)."""
+        drives = self._drives.get(name, [None] * self._sim.num_envs)
+        return torch.tensor(np.array([d is not None for d in drives]), dtype=torch.bool, device=self._sim.device)
