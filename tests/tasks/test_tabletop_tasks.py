@@ -13,6 +13,7 @@ TASKS = {
     "robosim_tasks.pull_cube:PullCubeTask": 3.0,
     "robosim_tasks.poke_cube:PokeCubeTask": 10.0,
     "robosim_tasks.place_sphere:PlaceSphereTask": 13.0,
+    "robosim_tasks.roll_ball:RollBallTask": 30.0,
 }
 N = 8
 
