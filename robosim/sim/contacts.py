@@ -79,11 +79,12 @@ class Contacts:
         version = self._sim.read_cache.version
         if version == self._version:
             return
-        net, pair, sep = {}, {}, {}
+        net, pair, sep, alive = {}, {}, {}, []
         scale = float(self._sim.sim_freq)   # impulse over one substep -> force, N
         for system in self._systems():
             for contact in system.get_contacts():
                 b0, b1 = contact.bodies
+                alive.append((b0, b1))   # keys are id()s: keep these wrappers (and so their ids) alive
                 if not contact.points:
                     continue
                 impulse = np.sum([p.impulse for p in contact.points], axis=0) * scale   # on b0, from b1
@@ -96,6 +97,7 @@ class Contacts:
                 key = (min(k0, k1), max(k0, k1))
                 sep[key] = min(sep.get(key, np.inf), closest)
         self._net, self._pair, self._sep, self._version = net, pair, sep, version
+        self._alive = alive   # a body's wrapper while alive is the one every lookup returns
 
     def _rows(self, values: list) -> torch.Tensor:
         out = np.zeros((len(values), 3), dtype=np.float32)

@@ -88,3 +88,25 @@ def test_grasp_follows_the_scripted_pick():
         assert held.all()
     finally:
         env.close()
+
+
+def test_writing_tasks_example():
+    """docs/writing-tasks.md "Contacts, forces, attach and collision groups" runs as printed."""
+    import os
+    import re
+
+    guide = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "writing-tasks.md")).read()
+    section = guide.split("## Contacts, forces, attach and collision groups", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    ns: dict = {}
+    exec(compile(block, "writing-tasks.md", "exec"), ns)
+    sim, cube, ghost = ns["sim"], ns["cube"], ns["ghost"]
+    try:
+        mg = cube.bodies[1].mass * G
+        torch.testing.assert_close(ns["weight"][1], torch.tensor([0.0, 0.0, mg]), rtol=0, atol=0.01 * mg)
+        assert ns["touching"].tolist() == [False, True]
+        z = ghost.pose()[:, 2]
+        assert abs(z[0].item() - 0.12) < 0.005 and abs(z[1].item() - 0.02) < 0.005
+        assert abs(cube.pose()[0, 2].item() - 0.15) < 1e-6        # welded in the air
+    finally:
+        sim.close()
