@@ -1,7 +1,8 @@
 """Tabletop tasks at ManiSkill3's breadth (PullCube, PokeCube, PlaceSphere, RollBall), made
 by their "module:Class" ids: the scripted solution succeeds on a seeded batch, the dense
 reward is <= 0 and exactly 0 on success, sparse is 1 exactly on success, task state
-round-trips, and initial poses are seeded per env. Real SAPIEN physics throughout."""
+round-trips, initial poses are seeded per env, success is the documented geometry, and
+PokeCube refuses the robot its solution cannot serve. Real SAPIEN physics throughout."""
 from __future__ import annotations
 
 import pytest
@@ -89,3 +90,34 @@ def test_initial_poses_seeded_per_env(env):
     env.reset(seed=list(range(8, 8 + N)))               # env 2 gets seed 10
     assert torch.equal(env.get_state()[2], first)
     assert not torch.equal(env.get_state()[1], first)
+
+
+def test_poke_cube_refuses_robots_its_solution_cannot_serve():
+    # xarm7's scripted success is 50% (the far cubes are out of its reach at table height)
+    with pytest.raises(ValueError, match="robot must be one that"):
+        robosim.make("robosim_tasks.poke_cube:PokeCubeTask", num_envs=1, robot="xarm7")
+
+
+def _at(env, view, pos, env_idx):
+    """Put `view` at positions pos (M, 3) (identity rotation, at rest) in envs env_idx."""
+    quat = pos.new_tensor([1.0, 0.0, 0.0, 0.0]).expand(len(env_idx), 4)
+    view.set_pose(torch.cat([pos, quat], dim=1), env_idx)
+    view.set_velocity(pos.new_zeros(len(env_idx), 6), env_idx)
+
+
+def test_success_rule_is_the_documented_geometry(env):
+    """Env 0 gets the object where the docstring's success rule holds, env 1 just outside."""
+    env.reset(seed=5)
+    task, idx = env.task, torch.tensor([0, 1])
+    if hasattr(task, "bin"):                 # PlaceSphere: on the floor, 5 mm tolerance in xy
+        pos = task.bin_top()[:2] + torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.02]])
+        obj = task.sphere
+    else:                                    # goal-region tasks: within the radius in xy
+        module = __import__(type(task).__module__, fromlist=["GOAL_RADIUS"])
+        obj = task.ball if hasattr(task, "ball") else task.cube
+        pos = task.goal_pos[:2].clone()
+        pos[1, 0] += module.GOAL_RADIUS + 0.01
+        pos[:, 2] = obj.pose()[:2, 2]
+    _at(env, obj, pos, idx)
+    info = task.evaluate()
+    assert info["success"].tolist()[:2] == [True, False]
