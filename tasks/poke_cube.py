@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from robosim.agents.kinematics import matvec3, quat_to_matrix
+from robosim.agents.kinematics import quat_to_matrix
 from robosim.envs import Task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped, quat_yaw, yaw_quat
 from robosim.sim import Box, RigidObject

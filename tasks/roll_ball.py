@@ -29,8 +29,6 @@ over 64 seeded episodes (tests/tasks/test_tabletop_tasks.py checks 8 on panda): 
 """
 from __future__ import annotations
 
-import math
-
 import torch
 
 from robosim.envs import Task
@@ -55,8 +53,10 @@ class RollBallTask(Task):
                                                        pose=(-0.1, 0.0, BALL_RADIUS)))
         color = [0.6, 0.6, 0.6, 1.0]
         along_y, along_x = (0.02, FENCE + 0.02, 0.025), (FENCE + 0.02, 0.02, 0.025)
-        fence = [Box(along_y, pose=(-FENCE, 0.0, 0.025), color=color), Box(along_y, pose=(FENCE, 0.0, 0.025), color=color),
-                 Box(along_x, pose=(0.0, -FENCE, 0.025), color=color), Box(along_x, pose=(0.0, FENCE, 0.025), color=color)]
+        fence = [Box(along_y, pose=(-FENCE, 0.0, 0.025), color=color),
+                 Box(along_y, pose=(FENCE, 0.0, 0.025), color=color),
+                 Box(along_x, pose=(0.0, -FENCE, 0.025), color=color),
+                 Box(along_x, pose=(0.0, FENCE, 0.025), color=color)]
         self.fence = sim.add_object("fence", RigidObject(fence, body="static"))
         self.goal_marker = build_goal_marker(sim, "goal", 0.02, [0.9, 0.2, 0.2, 0.6])
         self.goal_pos = torch.zeros(sim.num_envs, 3, device=self.device)
