@@ -13,6 +13,7 @@ import robosim
 # id -> (max_dense_reward, least scripted successes out of N)
 TASKS = {
     "robosim_tasks.stack_pyramid:StackPyramidTask": (10.0, 7),
+    "robosim_tasks.lift_peg_upright:LiftPegUprightTask": (3.2, 7),
 }
 N = 8
 
