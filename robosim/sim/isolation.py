@@ -94,6 +94,7 @@ class IsolatedSimScene(SimScene):
         for i in ids:
             self._renew_system(i)
         self.read_cache.invalidate()
+        self._reanchor_welds(env_idx)
 
     def _renew_system(self, i: int) -> None:
         index = torch.tensor([i])

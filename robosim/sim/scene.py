@@ -209,7 +209,13 @@ class SimScene(SceneBuilding):
     def forget_history(self, env_idx: torch.Tensor | None = None) -> None:
         """Make env_idx's future depend only on its current state (called after every reset
         and set_state). A shared system cannot: its envs' bodies share one broadphase and
-        solver (see IsolatedSimScene.forget_history)."""
+        solver (see IsolatedSimScene.forget_history). Welds of env_idx re-anchor at the
+        written poses (robosim.sim.welds)."""
+        self._reanchor_welds(env_idx)
+
+    def _reanchor_welds(self, env_idx: torch.Tensor | None) -> None:
+        if getattr(self, "_welds", None) is not None:   # nothing unless a task made welds
+            self._welds.reanchor(env_idx)
 
     # -- state --------------------------------------------------------------------
     def _views(self):

@@ -6,12 +6,15 @@ the world) in the envs of env_idx; `detach(name, env_idx)` frees them. Bodies ar
 robosim.sim.contacts: an ActorView or `(ArticulationView, link_name)`; the child must be
 dynamic (or a link). Envs not named are untouched (tests/sim/test_attach.py).
 
-Resets and state: welds are NOT part of `get_state`, and neither reset nor `set_state`
-changes them: a weld stays until `detach` (or a reconfigure, which builds a new scene).
-A task that welds during an episode detaches in its `initialize_episode` for the envs
-being reset; one that fixes a part for the whole episode attaches there, after placing
-it. With physics_isolation="separate" a weld survives the per-reset renewal of the env's
-PhysX system. physx_cpu only.
+Resets and state: welds are NOT part of `get_state`. Neither reset nor `set_state`
+makes or breaks one: a weld stays until `detach` (or a reconfigure, which builds a new
+scene). Both re-anchor the welds of the envs they write (SimScene.forget_history): a
+weld then holds the written relative pose, so the poses a reset or a restored state put
+down are kept, not pulled back to the pose at attach time. A task that welds during an
+episode detaches in its `initialize_episode` for the envs being reset; one that fixes a
+part for the whole episode attaches there, after placing it. With
+physics_isolation="separate" a weld survives the per-reset renewal of the env's PhysX
+system. physx_cpu only.
 """
 from __future__ import annotations
 
@@ -83,6 +86,16 @@ class Welds:
             if hasattr(child, "wake_up"):
                 child.wake_up()
         self._sim.read_cache.invalidate()
+
+    def reanchor(self, env_idx: torch.Tensor | None = None) -> None:
+        """Make every weld of env_idx (all when None) hold the current relative pose of
+        its bodies; SimScene.forget_history calls it after every reset and set_state."""
+        for name, drives in self._drives.items():
+            parents, children = self._pairs[name]
+            for i in env_index(env_idx, self._sim.num_envs):
+                if drives[i] is not None:
+                    parent_pose = sapien.Pose() if parents[i] is None else parents[i].entity.pose
+                    drives[i].pose_in_parent = parent_pose.inv() * children[i].entity.pose
 
     def is_attached(self, name: str) -> torch.Tensor:
         """bool (N,): weld `name` holds in each env (False for an unknown name)."""

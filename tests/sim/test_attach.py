@@ -60,3 +60,37 @@ def test_bad_welds_are_refused_before_anything_changes():
         sim.welds.detach("nope")
     assert sim.welds.is_attached("w").tolist() == [False] * N
     sim.close()
+
+
+@pytest.mark.parametrize("isolation", ["shared", "separate"])
+def test_partial_reset_and_set_state_with_welds(isolation):
+    """PickCube with its cube welded to the world 10 cm up in both envs: a partial reset
+    of env 1 leaves env 0 bit for bit and both welds in place; the weld then holds env
+    1's cube where the reset put it, and a restored state where it was saved."""
+    import robosim
+
+    env = robosim.make("PickCube-v1", num_envs=2, obs_mode="state", physics_isolation=isolation)
+    try:
+        env.reset(seed=0)
+        cube, sim = env.task.cube, env.sim
+        pose = cube.pose().clone()
+        pose[:, 2] += 0.1
+        cube.set_pose(pose)
+        sim.welds.attach("lift", None, cube)
+        for _ in range(3):
+            env.step(None)
+        assert torch.equal(cube.pose()[:, :3], pose[:, :3])       # held in the air
+        saved = env.get_state()
+        env.reset(seed=5, options={"env_idx": [1]})
+        assert torch.equal(env.get_state()[0], saved[0])          # env 0 untouched
+        assert sim.welds.is_attached("lift").tolist() == [True, True]
+        placed = cube.pose()[1].clone()                           # on the table, where the reset put it
+        for _ in range(3):
+            env.step(None)
+        torch.testing.assert_close(cube.pose()[1, :3], placed[:3], rtol=0, atol=1e-6)
+        env.set_state(saved)
+        for _ in range(3):
+            env.step(None)
+        torch.testing.assert_close(cube.pose()[:, :3], pose[:, :3], rtol=0, atol=1e-6)
+    finally:
+        env.close()
