@@ -8,7 +8,9 @@ Which force: PhysX reports each contact's impulse for the LAST physics substep; 
 divides it by that substep's length (impulse * sim_freq). So a query after a control step
 gives the mean contact force over its last substep, not a sum or mean over all substeps:
 collecting every substep would cost every step, and this costs nothing until asked
-(tests/sim/test_contacts.py: a resting cube's net force is m*g within 1%).
+(tests/sim/test_contacts.py: a resting cube's net force is m*g within 1%). One
+substep's solve need not converge: measured (SAPIEN 3.0.3, 100 Hz), a 0.2 kg cube resting
+on a 0.064 kg cube read 0.89-1.09 m*g from substep to substep, equal masses within 0.2%.
 Queries are lazy: the contact list is read once per physics step, on the first query.
 physx_cpu only (shared and separate isolation); SimScene.contacts refuses physx_cuda.
 """

@@ -4,7 +4,9 @@
 relative to `parent` (a PhysX D6 joint with every axis locked; `parent=None` fixes it in
 the world) in the envs of env_idx; `detach(name, env_idx)` frees them. Bodies are as in
 robosim.sim.contacts: an ActorView or `(ArticulationView, link_name)`; the child must be
-dynamic (or a link). Envs not named are untouched (tests/sim/test_attach.py).
+dynamic (or a link). Envs not named are untouched (tests/sim/test_attach.py). Poses
+are read as PhysX holds them: an articulation link built but never stepped, and whose
+qpos was never written, is still at the origin, so attach after a reset or a step.
 
 Resets and state: welds are NOT part of `get_state`. Neither reset nor `set_state`
 makes or breaks one: a weld stays until `detach` (or a reconfigure, which builds a new

@@ -94,3 +94,29 @@ def test_partial_reset_and_set_state_with_welds(isolation):
         torch.testing.assert_close(cube.pose()[:, :3], pose[:, :3], rtol=0, atol=1e-6)
     finally:
         env.close()
+
+
+def test_weld_to_an_articulation_link_follows_it():
+    """A cube glued to a moving prismatic link (a tool on a gripper) moves with it."""
+    from robosim.sim.objects import ArticulationModel, Joint, Link
+
+    sim = SimScene(2, 100, render=False)
+    sim.add_ground()
+    slider = sim.add_articulation("slider", ArticulationModel([
+        Link("base", [Box((0.02, 0.02, 0.02))]),
+        Link("carriage", [Box((0.02, 0.02, 0.02))], parent="base",
+             joint=Joint("prismatic", pose_in_parent=(0.1, 0, 0), axis=(1, 0, 0), limits=(0.0, 0.2),
+                         stiffness=1000.0, damping=100.0)),
+    ], pose=(0, 0, 0.3)))
+    tool = sim.add_object("tool", RigidObject([Box(0.01)], pose=(0.1, 0, 0.2)))   # 10 cm below the carriage
+    sim.finalize()
+    sim.step()   # PhysX computes link poses at a step or a qpos write (a built, never stepped link is at 0)
+    sim.welds.attach("glue", (slider, "carriage"), tool, torch.tensor([0]))
+    start = tool.pose().clone()
+    slider.set_drive_targets(torch.tensor([[0.1], [0.1]]))
+    for _ in range(100):
+        sim.step()
+    moved = tool.pose()[0, :3] - start[0, :3]
+    torch.testing.assert_close(moved, torch.tensor([0.1, 0.0, 0.0]), rtol=0, atol=2e-3)   # carried along
+    assert tool.pose()[1, 2] < 0.02                                                      # env 1: fell
+    sim.close()

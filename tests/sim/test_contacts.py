@@ -110,3 +110,42 @@ def test_writing_tasks_example():
         assert abs(cube.pose()[0, 2].item() - 0.15) < 1e-6        # welded in the air
     finally:
         sim.close()
+
+
+def vise_model():
+    """A one-jaw gripper in generic form: a fixed palm plate and a prismatic jaw that
+    closes along -x toward it."""
+    from robosim.sim.objects import ArticulationModel, Joint, Link
+
+    return ArticulationModel([
+        Link("palm", [Box((0.01, 0.05, 0.05))], ),
+        Link("jaw", [Box((0.01, 0.05, 0.05))], parent="palm",
+             joint=Joint("prismatic", pose_in_parent=(0.1, 0, 0), axis=(-1, 0, 0), limits=(0.0, 0.1),
+                         stiffness=1000.0, damping=50.0, force_limit=20.0)),
+    ], pose=(-0.02, 0, 0.05))
+
+
+def test_one_jaw_grasp_against_a_fixed_jaw():
+    sim = SimScene(2, 100, render=False)
+    sim.add_ground()
+    cube = sim.add_object("cube", RigidObject([Box(0.02)], pose=(0.03, 0, 0.02)))   # between palm and jaw
+    vise = sim.add_articulation("vise", vise_model())
+    sim.finalize()
+    jaws = ("palm", "jaw")
+    for _ in range(20):
+        sim.step()
+    assert sim.contacts.is_grasping(cube, vise, jaws).tolist() == [False, False]   # jaw open
+    sim.contacts.net_force((vise, "jaw"))
+    vise.set_drive_targets(torch.tensor([[0.08]]), torch.tensor([1]))          # close env 1 only
+    for _ in range(60):
+        sim.step()
+    assert sim.contacts.is_grasping(cube, vise, jaws).tolist() == [False, True]
+    # the jaw pushes the cube toward the palm (-x); the palm pushes back (+x)
+    on_cube_from_jaw = sim.contacts.pair_force(cube, (vise, "jaw"))[1]
+    assert on_cube_from_jaw[0] < -1.0
+    assert sim.contacts.net_force((vise, "jaw")).shape == (2, 3)
+    with pytest.raises(ValueError, match="fingers must be two link names"):
+        sim.contacts.is_grasping(cube, vise, ("jaw",))
+    with pytest.raises(ValueError, match="link name must be one of"):
+        sim.contacts.is_grasping(cube, vise, ("jaw", "thumb"))
+    sim.close()
