@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from robosim.envs.solutions import quat_yaw, yaw_quat  # noqa: F401  (re-exported; moved to the library)
+from robosim.envs.solutions import yaw_quat
 from robosim.randomization import BatchRandom
 from robosim.sim import ActorView, Box, RigidObject, SimScene, Sphere
 
