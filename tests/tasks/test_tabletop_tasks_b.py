@@ -14,6 +14,7 @@ import robosim
 TASKS = {
     "robosim_tasks.stack_pyramid:StackPyramidTask": (10.0, 7),
     "robosim_tasks.lift_peg_upright:LiftPegUprightTask": (3.2, 7),
+    "robosim_tasks.peg_insertion_side:PegInsertionSideTask": (11.0, 7),
 }
 N = 8
 
@@ -82,7 +83,8 @@ def test_state_round_trip(env):
     saved = env.get_state()
     task_state = env.task.get_task_state().clone()
     obs_then = env.task.task_observations(env.task.evaluate())
-    env.reset(seed=99)
+    for _ in range(6):                                  # move on (a reset could rebuild the scene)
+        env.step(policy())
     assert not torch.equal(env.get_state(), saved)
     env.set_state(saved)
     assert torch.equal(env.get_state(), saved)
@@ -93,8 +95,15 @@ def test_state_round_trip(env):
 
 
 def test_initial_poses_seeded_per_env(env):
+    """Env i's initial state (and, for PegInsertionSide, its built sizes) follow its own seed."""
     env.reset(seed=10)                                  # env i gets seed 10 + i
     first = env.get_state()[0]
     env.reset(seed=list(range(8, 8 + N)))               # env 2 gets seed 10
     assert torch.equal(env.get_state()[2], first)
     assert not torch.equal(env.get_state()[1], first)
+    if env.task.randomizes_build:
+        env.reset(seed=10)
+        sizes = env.task.peg_half.clone()
+        env.reset(seed=list(range(8, 8 + N)))
+        assert torch.equal(env.task.peg_half[2], sizes[0])
+        assert not torch.equal(env.task.peg_half[1], sizes[1])
