@@ -33,10 +33,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     from robosim.envs.base_env import REWARD_MODES
     from robosim.envs.observations import OBS_MODES
 
-    print(f"{'task':<16} {'max steps':>9}  default control mode")
-    for task_id in robosim.list_tasks():
+    task_ids = robosim.list_tasks()
+    width = max([len("task"), *map(len, task_ids)]) + 1
+    print(f"{'task':<{width}} {'max steps':>9}  default control mode")
+    for task_id in task_ids:
         task = robosim.get_task(task_id)
-        print(f"{task_id:<16} {task.max_episode_steps:>9}  {task.default_control_mode}")
+        print(f"{task_id:<{width}} {task.max_episode_steps:>9}  {task.default_control_mode}")
     print(f"\nobs modes:     {', '.join(OBS_MODES)}")
     print(f"control modes: {', '.join(CONTROL_MODES)}")
     print(f"reward modes:  {', '.join(REWARD_MODES)}")

@@ -85,7 +85,15 @@ def _continue(env, actions) -> torch.Tensor:
     return torch.stack(rows)
 
 
-@pytest.mark.parametrize("task", robosim.list_tasks())   # every built-in task
+# LiftPegUpright-v1 (2 envs, saved after 25 steps while the gripper holds the peg): the last
+# env's continuation after save_state differs from the two after restore_state (which agree
+# with each other) from step 9, by up to 2.5e-4 in the peg's orientation; a 1-env run is
+# exact. Cause not found yet (docs/reliability.md); strict, so a fix shows up here.
+_NOT_EXACT = {"LiftPegUpright-v1": "last env's continuation differs by up to 2.5e-4 (cause not found)"}
+
+
+@pytest.mark.parametrize("task", [pytest.param(t, marks=pytest.mark.xfail(reason=_NOT_EXACT[t], strict=True))
+                                  if t in _NOT_EXACT else t for t in robosim.list_tasks()])   # every built-in task
 def test_restore_repeats_the_run_bit_for_bit_at_every_save_point_twice(task):
     """Saved after 5, 15, 25 and 35 steps, then 30 noisy actions: the run after saving and
     two runs after restoring agree in state, reward, elapsed_steps and flags (the episode
