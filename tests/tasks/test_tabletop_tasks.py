@@ -27,28 +27,8 @@ def env(request):
     env.close()
 
 
-def rollout(env, seed: int):
-    """Run the scripted solution for one episode per env; (success (N,), rewards (T, N),
-    successes (T, N)) with each env counted until its first termination or truncation."""
-    env.reset(seed=seed)
-    policy = env.task.solution_policy()
-    finished = torch.zeros(N, dtype=torch.bool)
-    succeeded = torch.zeros(N, dtype=torch.bool)
-    rewards, successes, live = [], [], []
-    for _ in range(env.max_episode_steps):
-        _, reward, terminated, truncated, info = env.step(policy())
-        rewards.append(reward)
-        successes.append(info["success"])
-        live.append(~finished)
-        succeeded |= info["success"] & ~finished
-        finished |= terminated | truncated
-        if finished.all():
-            break
-    return succeeded, torch.stack(rewards), torch.stack(successes), torch.stack(live)
-
-
-def test_scripted_solution_and_dense_reward_contract(env):
-    succeeded, rewards, successes, live = rollout(env, seed=0)
+def test_scripted_solution_and_dense_reward_contract(env, scripted_rollout):
+    succeeded, rewards, successes, live = scripted_rollout(env, seed=0)
     assert succeeded.sum() >= N - 1, f"{env.task_id}: scripted {int(succeeded.sum())}/{N}"
     r, s = rewards[live], successes[live]
     assert (r <= 0).all()
