@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 import shlex
 import sys
 import time
@@ -57,10 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
     p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slow next to PhysX on 2 cores)")
     args = p.parse_args(argv)
-    if os.getcwd() not in sys.path:   # user packages in the current directory, as `python -m` finds them
-        sys.path.insert(0, os.getcwd())
     try:
-        import_modules(args.imports)
+        import_modules(args.imports, search_cwd=True)   # user packages in the current directory too
     except ValueError as err:
         p.error(str(err))
     for name in ("num_envs", "total_steps", "num_steps", "epochs", "minibatches", "eval_every", "eval_episodes"):

@@ -3,6 +3,8 @@ entry point group or registered in-process with `register_task`."""
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from importlib.metadata import entry_points
 from typing import Callable
 
@@ -88,8 +90,11 @@ def get_task(task_id: str) -> type[Task]:
     return _TASKS[task_id]
 
 
-def import_modules(names: list[str] | None) -> None:
-    """Import each named module (its @register_task classes register themselves)."""
+def import_modules(names: list[str] | None, search_cwd: bool = False) -> None:
+    """Import each named module (its @register_task classes register themselves);
+    search_cwd: also find packages in the current directory, as `python -m` does."""
+    if search_cwd and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     for name in names or []:
         try:
             importlib.import_module(name)
