@@ -16,9 +16,9 @@ import torch
 import robosim
 import robosim_tasks.open_drawer  # noqa: F401  (registers the tasks in a source tree)
 import robosim_tasks.push_t  # noqa: F401
+from robosim.envs.solutions import quat_yaw, yaw_quat
 from robosim.record.evaluate import evaluate
 from robosim_tasks.cabinet import CabinetSpec
-from robosim_tasks.common import quat_yaw, yaw_quat
 
 TASKS = ["OpenDrawer-v1", "PushT-v1"]
 N = 3
