@@ -57,3 +57,36 @@ def identity_poses(n: int, positions: torch.Tensor) -> torch.Tensor:
     """(n, 7) poses at `positions` (n, 3) with identity rotation."""
     quat = positions.new_tensor([1.0, 0.0, 0.0, 0.0]).expand(n, 4)
     return torch.cat([positions, quat], dim=1)
+
+
+class CubeToGoalMixin(GoalPointMixin):
+    """For tasks that move `self.cube` into a goal region on the ground (ManiSkill3's
+    PushCube / PullCube): success when the cube's centre is within `goal_radius` (m) of
+    `goal_pos` in xy. Dense reward: ManiSkill3's reach-then-move terms shifted to
+    [-3, 0], exactly 0 on success. The task defines `contact_pose(obj_pos)` -> (N, 3), the
+    tcp position (env frame, m) from which it moves the cube."""
+
+    goal_radius: float
+
+    def contact_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def evaluate(self):
+        xy_dist = (self.cube.pose()[:, :2] - self.goal_pos[:, :2]).norm(dim=1)
+        return {
+            "success": xy_dist < self.goal_radius,
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
+            "obj_to_goal_dist": xy_dist,
+        }
+
+    def dense_reward(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        reach = (self.contact_pose(self.cube.pose()[:, :3]) - tcp).norm(dim=1)
+        reward = 1 - torch.tanh(5 * reach)
+        reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * (reach < 0.02).float()
+        return torch.where(info["success"], torch.zeros_like(reward), reward - 3.0)
+
+    def task_observations(self, info):
+        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        obj_pose = self.cube.pose()
+        return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}

@@ -25,7 +25,7 @@ import torch
 
 from robosim.envs import Task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
-from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
+from robosim_tasks.common import CubeToGoalMixin, build_cube, place_on_ground
 
 CUBE_HALF = 0.02
 GOAL_RADIUS = 0.1
@@ -33,7 +33,8 @@ PULL_DISTANCE = 0.1 + GOAL_RADIUS
 PULL_OFFSET = 0.03     # the pull pose: this far beyond the cube's +x face (m)
 
 
-class PullCubeTask(GoalPointMixin, Task):
+class PullCubeTask(CubeToGoalMixin, Task):
+    goal_radius = GOAL_RADIUS
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
     max_episode_steps = 50
     max_dense_reward = 3.0
@@ -52,30 +53,9 @@ class PullCubeTask(GoalPointMixin, Task):
         goal[:, 2] = 1e-3
         self.set_goal(goal, env_idx)
 
-    def pull_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
+    def contact_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
         """(N, 3) the tcp position to pull from: beyond the cube's +x face (env frame, m)."""
         return obj_pos + obj_pos.new_tensor([CUBE_HALF + PULL_OFFSET, 0.0, 0.0])
-
-    def evaluate(self):
-        obj_pos = self.cube.pose()[:, :3]
-        xy_dist = (obj_pos[:, :2] - self.goal_pos[:, :2]).norm(dim=1)
-        return {
-            "success": xy_dist < GOAL_RADIUS,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
-            "obj_to_goal_dist": xy_dist,
-        }
-
-    def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
-        reach = (self.pull_pose(self.cube.pose()[:, :3]) - tcp).norm(dim=1)
-        reward = 1 - torch.tanh(5 * reach)
-        reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * (reach < 0.02).float()
-        return torch.where(info["success"], torch.zeros_like(reward), reward - 3.0)
-
-    def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
-        obj_pose = self.cube.pose()
-        return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
 
     def solution_policy(self):
         return PullCubePolicy(self.env)
@@ -89,7 +69,7 @@ class PullCubePolicy(PhasePolicy):
         obj_pos = task.cube.pose()[:, :3]
         tcp = self.tcp_position()
         phase = self.phase
-        low = task.pull_pose(obj_pos)
+        low = task.contact_pose(obj_pos)
         low[:, 2] = CUBE_HALF
         above = low + obj_pos.new_tensor([0.0, 0.0, 0.08])
         pulled = task.goal_pos.clone()

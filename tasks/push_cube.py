@@ -14,7 +14,7 @@ import torch
 
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
-from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
+from robosim_tasks.common import CubeToGoalMixin, build_cube, place_on_ground
 
 CUBE_HALF = 0.02
 GOAL_RADIUS = 0.1
@@ -22,7 +22,8 @@ PUSH_DISTANCE = 0.2
 
 
 @register_task("PushCube-v1")
-class PushCubeTask(GoalPointMixin, Task):
+class PushCubeTask(CubeToGoalMixin, Task):
+    goal_radius = GOAL_RADIUS
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     max_episode_steps = 50
     max_dense_reward = 3.0
@@ -41,31 +42,9 @@ class PushCubeTask(GoalPointMixin, Task):
         goal[:, 2] = 1e-3
         self.set_goal(goal, env_idx)
 
-    def _push_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
+    def contact_pose(self, obj_pos: torch.Tensor) -> torch.Tensor:
+        """(N, 3) the tcp position to push from: behind the cube's -x face (env frame, m)."""
         return obj_pos + obj_pos.new_tensor([-CUBE_HALF - 0.005, 0.0, 0.0])
-
-    def evaluate(self):
-        obj_pos = self.cube.pose()[:, :3]
-        xy_dist = (obj_pos[:, :2] - self.goal_pos[:, :2]).norm(dim=1)
-        return {
-            "success": xy_dist < GOAL_RADIUS,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
-            "obj_to_goal_dist": xy_dist,
-        }
-
-    def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
-        obj_pos = self.cube.pose()[:, :3]
-        reach = (self._push_pose(obj_pos) - tcp).norm(dim=1)
-        reward = 1 - torch.tanh(5 * reach)
-        reached = (reach < 0.02).float()
-        reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * reached
-        return torch.where(info["success"], torch.zeros_like(reward), reward - 3.0)
-
-    def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
-        obj_pose = self.cube.pose()
-        return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
 
     def solution_policy(self):
         return PushCubePolicy(self.env)
