@@ -28,6 +28,7 @@ from __future__ import annotations
 import torch
 
 from robosim.sim.layout import GRID_SPACING
+from robosim.sim.views import QUAT_NORM_TOL
 
 NONE, NON_FINITE, RUNAWAY, OUTSIDE_CELL = 0, 1, 2, 3
 FAULT_NAMES = ("none", "non-finite state", "runaway velocity", "body outside its cell")
@@ -36,7 +37,6 @@ MAX_ANGULAR_SPEED = 500.0    # rad/s
 MAX_JOINT_SPEED = 100.0      # rad/s or m/s
 CELL_HALF = GRID_SPACING / 2  # m
 CELL_HEIGHT = 3.0            # m
-QUAT_NORM_TOL = 1e-2
 JOINT_LIMIT_MARGIN = 0.1     # rad or m
 
 

@@ -22,6 +22,7 @@ import sapien
 import torch
 
 POSE_DIM = 7
+QUAT_NORM_TOL = 1e-2   # how far from 1 a written quaternion's norm may be (set_pose and set_state alike)
 VELOCITY_DIM = 6
 
 
@@ -69,7 +70,7 @@ def _as_index(env_idx: torch.Tensor | None, n: int) -> np.ndarray:
 
 def _checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
     """float32 (rows, 7) from `pose`, or a ValueError naming `name`: shape (rows, 7) and
-    unit-norm (+-1e-3) quaternions. Non-finite values pass: the env's state checks name
+    unit-norm (+-QUAT_NORM_TOL) quaternions. Non-finite values pass: the env's state checks name
     the hook that wrote them (robosim/envs/faults)."""
     arr = pose.detach().cpu().numpy().astype(np.float32) if isinstance(pose, torch.Tensor) else \
         np.asarray(pose, dtype=np.float32)
@@ -78,9 +79,10 @@ def _checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
                          f"env in env_idx), got shape {tuple(arr.shape)}")
     arr = arr.reshape(rows, POSE_DIM)
     norms = np.linalg.norm(arr[:, 3:], axis=1)
-    bad = np.abs(norms - 1.0) > 1e-3
+    bad = np.abs(norms - 1.0) > QUAT_NORM_TOL
     if bad.any():
-        raise ValueError(f"{name} quaternions must have unit norm (+-1e-3), got norm {float(norms[bad][0]):.6g} "
+        raise ValueError(f"{name} quaternions must have unit norm (+-{QUAT_NORM_TOL}), "
+                         f"got norm {float(norms[bad][0]):.6g} "
                          f"in row {int(np.argmax(bad))}")
     return arr
 
