@@ -240,7 +240,8 @@ class SceneBuilding:
             art = builder.build(fix_root_link=fix_root)
             art.set_name(f"{name}_{env_index}")
             # the URDF's <dynamics friction>: recorded by SAPIEN's builder, never applied
-            friction = {lb.joint_record.name: lb.joint_record.friction for lb in builder.link_builders}
+            friction = {lb.joint_record.name: lb.joint_record.friction for lb in builder.link_builders
+                        if lb.joint_record.friction is not None}   # None: no <dynamics friction>, PhysX's default stays
             for joint in art.get_joints():
                 if joint.name in friction:
                     joint.set_friction(friction[joint.name])
