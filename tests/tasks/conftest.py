@@ -31,3 +31,20 @@ def _scripted_rollout(env, seed: int):
 def scripted_rollout():
     """rollout(env, seed) -> (succeeded, rewards, successes, live) of the task's scripted solution."""
     return _scripted_rollout
+
+
+def _assert_state_restored(env, saved, task_state, obs_then) -> None:
+    """After env.set_state(saved): physics and task state equal the saved ones and the
+    task observations match those taken when saving (atol 1e-5)."""
+    env.set_state(saved)
+    assert torch.equal(env.get_state(), saved)
+    torch.testing.assert_close(env.task.get_task_state(), task_state)
+    obs_now = env.task.task_observations(env.task.evaluate())
+    for key, value in obs_then.items():
+        torch.testing.assert_close(obs_now[key], value, atol=1e-5, rtol=0, msg=key)
+
+
+@pytest.fixture
+def assert_state_restored():
+    """assert_state_restored(env, saved, task_state, obs_then): set_state round-trip check."""
+    return _assert_state_restored
