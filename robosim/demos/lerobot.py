@@ -1,0 +1,305 @@
+"""robosim trajectories to LeRobot v3.0 datasets and back (robosim.demos.lerobot_format).
+
+Export: every episode of a robosim HDF5 trajectory becomes a LeRobot episode of T frames
+(frame t: the state before action t). Features:
+  observation.state               float32 (dof,)  robot joint positions (names: joint names)
+  observation.environment_state   float32 (S,)    robosim's env state (env.get_state())
+  action                          float32 (A,)    the recorded action (the env's control mode)
+  next.reward, next.success, next.terminated, next.truncated   after action t
+  observation.images.<camera>     video (H, W, 3) the task's sensor cameras, re-rendered from
+                                  the recorded states (set_state, no physics step)
+fps is the task's control frequency (one frame per control step). info.json carries a
+"robosim" entry (task id, env kwargs, control mode, sizes, version); each row of the
+episodes table carries robosim/seed, robosim/env_index, robosim/complete and
+robosim/final_state (the state after the last action), so import rebuilds the trajectory
+exactly, and `robosim replay` re-simulates it as recorded.
+
+Import: a dataset robosim wrote, or one written for the same task and robot (it must have
+action and observation.environment_state in robosim's layout; the task is then given
+with task=, its final states come from one simulated step and its seeds are unknown, -1).
+Both writes are atomic: the dataset is built in a hidden directory beside `out_dir` and
+renamed when complete; the HDF5 file goes through robosim.record's TrajectoryWriter.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from robosim.demos import lerobot_format as fmt
+from robosim.record.files import OutputLock
+from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile, TrajectoryWriter
+
+IMAGE_PREFIX = "observation.images."
+NEXT_FIELDS = {"next.reward": ("rewards", "float32"), "next.success": ("success", "bool"),
+               "next.terminated": ("terminated", "bool"), "next.truncated": ("truncated", "bool")}
+
+
+def _check_out_dir(out_dir: Any) -> str:
+    if not isinstance(out_dir, (str, os.PathLike)) or not os.fspath(out_dir):
+        raise TypeError(f"out_dir must be a directory path (str), got {out_dir!r}")
+    out_dir = os.path.abspath(os.fspath(out_dir))
+    parent = os.path.dirname(out_dir)
+    if os.path.exists(out_dir):
+        raise ValueError(f"out_dir must not exist yet (the dataset is written as a new directory), got {out_dir!r}")
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"out_dir must be in an existing writable directory, got {out_dir!r}")
+    return out_dir
+
+
+def task_description(task_id: str) -> str:
+    """The LeRobot task string of a robosim task: its id and its docstring's first line."""
+    import robosim
+
+    doc = (robosim.get_task(task_id).__doc__ or "").strip().splitlines()
+    return f"{task_id}: {doc[0].strip()}" if doc else task_id
+
+
+def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None, video: bool = True,
+                   progress: bool = True) -> dict:
+    """Write the trajectory at `trajectory_path` as a LeRobot v3.0 dataset in `out_dir` (a
+    new directory). fps: the frame rate written to info.json (default: the task's control
+    frequency; frames stay one per control step). video: re-render the task's sensor
+    cameras into mp4s. Returns {"episodes", "frames", "videos": [keys], "out_dir"}."""
+    import robosim
+
+    fmt.require_pyarrow()
+    traj = TrajectoryFile(trajectory_path, arg="trajectory")
+    if traj.task_id not in robosim.list_tasks():
+        raise ValueError(f"trajectory task must be one of {robosim.list_tasks()}, got {traj.task_id!r}")
+    if fps is not None and (isinstance(fps, bool) or not isinstance(fps, int) or fps < 1):
+        raise ValueError(f"fps must be a positive int or None, got {fps!r}")
+    out_dir = _check_out_dir(out_dir)
+    episodes = [traj.episode(k) for k in range(len(traj))]
+    if not episodes or any(e.length == 0 for e in episodes):
+        raise ValueError(f"trajectory must hold episodes of at least one step, got lengths "
+                         f"{[e.length for e in episodes]} in {trajectory_path!r}")
+    env = robosim.make(traj.task_id, num_envs=traj.num_envs,
+                       **{**traj.env_kwargs, "obs_mode": "rgb" if video else "none"})
+    lock = OutputLock(out_dir, "out_dir")
+    tmp = None
+    try:
+        if env.state_dim != traj.state_dim:
+            raise ValueError(f"trajectory state_dim must match {traj.task_id}'s {env.state_dim}, got {traj.state_dim}")
+        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}.", suffix=".partial",
+                               dir=os.path.dirname(out_dir))
+        fps = fps or env.task.control_freq
+        writer = _DatasetWriter(tmp, env, traj, fps, video)
+        from tqdm import tqdm
+
+        for k, episode in enumerate(tqdm(episodes, desc="export", unit="ep", disable=not progress)):
+            writer.add(k, episode)
+        summary = writer.finish()
+        os.rename(tmp, out_dir)
+        tmp = None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        lock.release()
+        env.close()
+    return {**summary, "out_dir": out_dir}
+
+
+class _DatasetWriter:
+    """Builds one dataset directory: frames re-derived from the recorded states, episode
+    rows, videos, then meta/ on finish()."""
+
+    def __init__(self, root: str, env, traj: TrajectoryFile, fps: int, video: bool):
+        self.root, self.env, self.traj, self.fps = root, env, traj, fps
+        self.cameras = sorted(env.cameras.sensors.capture(("rgb",))) if video else []
+        self.streams: dict[str, fmt.Mp4Stream] = {}
+        self.frames: list[dict[str, np.ndarray]] = []
+        self.rows: list[dict[str, Any]] = []
+        self.image_stats: dict[str, list] = {c: [] for c in self.cameras}
+        self.total = 0
+
+    def _render(self, slot: int, states: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Robot qpos (T, dof) and camera frames {camera: (T, H, W, 3)} of `states` (T, S) in env `slot`."""
+        import torch
+
+        idx = torch.tensor([slot])
+        qpos, images = [], {c: [] for c in self.cameras}
+        for state in states:
+            self.env.set_state(torch.from_numpy(state[None]), env_idx=idx)
+            qpos.append(self.env.robot.view.qpos()[slot].cpu().numpy())
+            if self.cameras:
+                shots = self.env.cameras.sensors.capture(("rgb",))
+                for c in self.cameras:
+                    images[c].append(shots[c]["rgb"][slot].cpu().numpy())
+        return np.stack(qpos).astype(np.float32), {c: np.stack(v) for c, v in images.items()}
+
+    def add(self, k: int, e: Episode) -> None:
+        import torch
+
+        seeded = {"seed": [e.seed]} if e.seed >= 0 else {}   # the seeded reset rebuilds the episode's assets
+        self.env.reset(**seeded, options={"env_idx": torch.tensor([e.env_index])})
+        qpos, images = self._render(e.env_index, e.states[:-1])
+        t = e.length
+        cols = {"observation.state": qpos, "observation.environment_state": e.states[:-1], "action": e.actions,
+                **{name: getattr(e, field) for name, (field, _) in NEXT_FIELDS.items()},
+                "timestamp": np.arange(t, dtype=np.float32) / self.fps, "frame_index": np.arange(t),
+                "episode_index": np.full(t, k), "index": self.total + np.arange(t), "task_index": np.zeros(t, int)}
+        row = {"episode_index": k, "tasks": [task_description(self.traj.task_id)], "length": t,
+               "data/chunk_index": 0, "data/file_index": 0,
+               "dataset_from_index": self.total, "dataset_to_index": self.total + t}
+        for c, frames in images.items():
+            if c not in self.streams:
+                self.streams[c] = fmt.Mp4Stream(os.path.join(self.root, fmt.VIDEO_PATH.format(
+                    video_key=IMAGE_PREFIX + c, chunk_index=0, file_index=0)), *frames.shape[1:3], self.fps)
+            start = self.streams[c].frames / self.fps
+            for frame in frames:
+                self.streams[c].add(frame)
+            key = IMAGE_PREFIX + c
+            row.update({f"videos/{key}/chunk_index": 0, f"videos/{key}/file_index": 0,
+                        f"videos/{key}/from_timestamp": start, f"videos/{key}/to_timestamp": start + t / self.fps})
+            stats = fmt.image_stats(frames)
+            row.update({f"stats/{key}/{s}": v for s, v in stats.items()})
+            self.image_stats[c].append(frames[:: max(1, t // 10)])   # about 10 frames per episode for stats.json
+        for name, values in cols.items():
+            row.update({f"stats/{name}/{s}": v for s, v in fmt.feature_stats(values.reshape(t, -1)).items()})
+        row.update({"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0, "robosim/seed": e.seed,
+                    "robosim/env_index": e.env_index, "robosim/complete": e.complete,
+                    "robosim/final_state": e.states[-1].tolist()})
+        self.frames.append(cols)
+        self.rows.append(row)
+        self.total += t
+
+    def features(self) -> dict[str, dict]:
+        env, first = self.env, self.frames[0]
+        names = {"observation.state": list(env.robot.view.joint_names),
+                 "observation.environment_state": [f"state_{i}" for i in range(self.traj.state_dim)],
+                 "action": [f"{env.control_mode}_{i}" for i in range(self.traj.action_dim)]}
+        out = {name: {"dtype": "float32", "shape": [first[name].shape[1]], "names": names[name]} for name in names}
+        out.update({name: {"dtype": dtype, "shape": [1], "names": None} for name, (_, dtype) in NEXT_FIELDS.items()})
+        for c in self.streams:
+            h, w = self.image_stats[c][0].shape[1:3]
+            out[IMAGE_PREFIX + c] = {"dtype": "video", "shape": [h, w, 3], "names": ["height", "width", "channels"],
+                                     "info": fmt.video_info(h, w, self.fps)}
+        return {**out, **fmt.DEFAULT_FEATURES}
+
+    def finish(self) -> dict:
+        for stream in self.streams.values():
+            stream.close()
+        features = self.features()
+        data = {name: np.concatenate([f[name] for f in self.frames]) for name in self.frames[0]}
+        dtypes = {name: features[name]["dtype"] for name in data}
+        fmt.write_parquet(os.path.join(self.root, fmt.DATA_PATH.format(chunk_index=0, file_index=0)),
+                          {name: fmt.arrow_column(v, dtypes[name]) for name, v in data.items()})
+        fmt.write_parquet(os.path.join(self.root, fmt.EPISODES_PATH.format(chunk_index=0, file_index=0)),
+                          {key: [row[key] for row in self.rows] for key in self.rows[0]})
+        fmt.write_tasks(os.path.join(self.root, fmt.TASKS_PATH), [task_description(self.traj.task_id)])
+        stats = {name: fmt.feature_stats(v.reshape(len(v), -1)) for name, v in data.items()}
+        stats.update({IMAGE_PREFIX + c: fmt.image_stats(np.concatenate(v)) for c, v in self.image_stats.items()})
+        fmt.write_json(os.path.join(self.root, fmt.STATS_PATH), stats)
+        n = len(self.rows)
+        import robosim
+
+        info = {"codebase_version": fmt.CODEBASE_VERSION, "robot_type": self.env.robot.spec.name,
+                "total_episodes": n, "total_frames": self.total, "total_tasks": 1, "chunks_size": 1000,
+                "data_files_size_in_mb": 100, "video_files_size_in_mb": 200, "fps": self.fps,
+                "splits": {"train": f"0:{n}"}, "data_path": fmt.DATA_PATH,
+                "video_path": fmt.VIDEO_PATH if self.streams else None, "features": features,
+                "robosim": {"robosim_version": robosim.__version__, "task_id": self.traj.task_id,
+                            "env_kwargs": self.traj.env_kwargs, "num_envs": self.traj.num_envs,
+                            "state_dim": self.traj.state_dim, "action_dim": self.traj.action_dim,
+                            "sim_backend": self.traj.attrs.get("sim_backend", "physx_cpu"),
+                            "control_mode": self.env.control_mode}}
+        fmt.write_json(os.path.join(self.root, fmt.INFO_PATH), info)
+        return {"episodes": n, "frames": self.total, "videos": [IMAGE_PREFIX + c for c in self.streams]}
+
+
+def _header(info: dict, task: str | None, robot: str | None, arg: str) -> tuple[dict, Any]:
+    """(trajectory header, env for final states or None) of a dataset: from its robosim
+    entry, else built from task/robot. ValueError when task or robot contradicts it."""
+    import robosim
+    from robosim.record.wrapper import env_header
+
+    meta = info.get("robosim")
+    if isinstance(meta, dict):
+        header = {k: meta[k] for k in ("robosim_version", "task_id", "env_kwargs", "num_envs", "state_dim",
+                                       "action_dim", "sim_backend", "control_mode")}
+        if task is not None and task != header["task_id"]:
+            raise ValueError(f"task must be the dataset's task {header['task_id']!r} (it was recorded on it), "
+                             f"got {task!r} for {arg}")
+        recorded_robot = header["env_kwargs"].get("robot") or info.get("robot_type")
+        if robot is not None and robot != recorded_robot:
+            raise ValueError(f"robot must be the dataset's robot {recorded_robot!r}, got {robot!r} for {arg}")
+        return header, None
+    if task is None:
+        raise ValueError(f"task must be given for a dataset robosim did not write (no 'robosim' entry in its "
+                         f"{fmt.INFO_PATH}), got None for {arg}")
+    robot_type = info.get("robot_type")
+    if robot is not None and robot_type not in (None, robot):
+        raise ValueError(f"robot must be the dataset's robot_type {robot_type!r}, got {robot!r} for {arg}")
+    env = robosim.make(task, num_envs=1, robot=robot or robot_type, physics_isolation="separate")
+    return env_header(env), env
+
+
+def _check_feature(info: dict, name: str, size: int, what: str, arg: str) -> None:
+    feature = info["features"].get(name)
+    if feature is None:
+        raise ValueError(f"{arg} must have the feature {name!r} ({what}), got features {sorted(info['features'])}")
+    if list(feature.get("shape", [])) != [size]:
+        raise ValueError(f"{arg} feature {name!r} must have shape [{size}] ({what}), got {feature.get('shape')}")
+
+
+def import_lerobot(dataset_dir: str, out_path: str, *, task: str | None = None, robot: str | None = None,
+                   progress: bool = True) -> dict:
+    """Read the LeRobot v3.0 dataset in `dataset_dir` into a robosim trajectory at
+    `out_path` (.h5). task/robot: required for a dataset robosim did not write (its
+    robot_type must match); for one it wrote they must match its own. Returns
+    {"episodes", "frames", "task_id", "out_path"}."""
+    from robosim.record.files import check_output_path
+
+    out_path = check_output_path("out_path", out_path, TRAJECTORY_SUFFIXES)
+    arg = f"dataset_dir {os.fspath(dataset_dir)!r}"
+    info, columns, rows = fmt.read_dataset(dataset_dir, arg="dataset_dir")
+    header, env = _header(info, task, robot, arg)
+    try:
+        _check_feature(info, "action", header["action_dim"], f"{header['task_id']}'s action dimension in "
+                       f"control mode {header['control_mode']}", arg)
+        _check_feature(info, "observation.environment_state", header["state_dim"],
+                       f"{header['task_id']}'s env state dimension", arg)
+        episodes = [_episode(row, columns, env, header) for row in rows]
+        writer = TrajectoryWriter(out_path, header, arg="out_path")
+        try:
+            from tqdm import tqdm
+
+            for episode in tqdm(episodes, desc="import", unit="ep", disable=not progress):
+                writer.add_episode(episode)
+        except BaseException:
+            writer.discard()
+            raise
+        writer.close()
+    finally:
+        if env is not None:
+            env.close()
+    return {"episodes": len(episodes), "frames": sum(e.length for e in episodes), "task_id": header["task_id"],
+            "out_path": out_path}
+
+
+def _episode(row: dict, columns: dict[str, np.ndarray], env, header: dict) -> Episode:
+    """One robosim Episode from an episodes-table row and the frame columns."""
+    import torch
+
+    lo, hi = int(row["dataset_from_index"]), int(row["dataset_to_index"])
+    states = columns["observation.environment_state"][lo:hi].astype(np.float32)
+    actions = columns["action"][lo:hi].astype(np.float32)
+    if row.get("robosim/final_state") is not None:
+        final = np.asarray(row["robosim/final_state"], np.float32)
+    else:   # not recorded: one simulated step from the last frame
+        env.set_state(torch.from_numpy(states[-1:]))
+        env.step(torch.from_numpy(actions[-1:]))
+        final = env.get_state()[0].cpu().numpy()
+    t = hi - lo
+    fields = {field: (columns[name][lo:hi].astype(np.float32 if dtype == "float32" else bool)
+                      if name in columns else np.zeros(t, np.float32 if dtype == "float32" else bool))
+              for name, (field, dtype) in NEXT_FIELDS.items()}
+    if "next.terminated" not in columns and "next.done" in columns:   # LeRobot's usual done flag
+        fields["terminated"] = columns["next.done"][lo:hi].astype(bool)
+    return Episode(env_index=int(row.get("robosim/env_index") or 0), seed=int(row.get("robosim/seed", -1)),
+                   states=np.concatenate([states, final[None]]), actions=actions,
+                   complete=bool(row.get("robosim/complete", True)), **fields)
