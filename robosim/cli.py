@@ -16,6 +16,7 @@ EXTERNAL_COMMANDS.append(("robosim.bench.cli", "add_bench_command"))
 EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_eval_command"))
 EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_replay_command"))
 EXTERNAL_COMMANDS.append(("robosim.record.cli", "add_recover_command"))
+EXTERNAL_COMMANDS.append(("robosim.demos.cli", "add_demos_command"))
 
 
 class Terminated(BaseException):

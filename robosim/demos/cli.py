@@ -1,0 +1,120 @@
+"""`robosim demos` sub-commands: generate, convert, render (and export / import when
+robosim.demos.lerobot_cli is installed).
+
+Every argument is checked before any env is built or any file written: a bad one
+prints `robosim demos: error: ...` and exits with status 2 (robosim.cli.main turns
+the ValueError/TypeError into that line). A generation that hits its --max-tries cap,
+or a conversion in which an episode fails, exits with status 1.
+"""
+from __future__ import annotations
+
+import argparse
+
+from robosim.record.cli import _size, add_make_options, make_options
+
+CAMERA_CHOICES = ("rgb", "rgbd", "pointcloud", "depth", "segmentation")
+
+
+def _sensor_configs(size) -> dict | None:
+    return None if size is None else {"width": size[0], "height": size[1]}
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from robosim.demos.generate import check_task, generate_demos
+
+    check_task("TASK", args.task)
+    report = generate_demos(args.task, args.num, args.out, control_mode=args.control_mode, obs_mode=args.obs_mode,
+                            num_envs=args.num_envs, seed=args.seed, max_tries=args.max_tries,
+                            sensor_configs=_sensor_configs(args.sensor_size), progress=True, **_make(args))
+    print(report.summary())
+    return 1 if report.cap_hit else 0
+
+
+def _make(args: argparse.Namespace) -> dict:
+    """robot and task_params of generate_demos from --robot/--task-param."""
+    options = make_options(args)
+    return {"robot": options.pop("robot"), "task_params": options}
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from robosim.demos.convert import convert_demos
+
+    report = convert_demos(args.trajectory, args.out, args.to_control_mode, progress=True)
+    print(report.summary())
+    return 0 if report.all_succeeded else 1
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from robosim.demos.render import render_demos
+
+    report = render_demos(args.trajectory, args.out, args.obs_mode, sensor_configs=_sensor_configs(args.sensor_size),
+                          progress=True)
+    print(report.summary())
+    return 0
+
+
+def add_demos_command(sub) -> None:
+    """`robosim demos {generate, convert, render, ...}`; other modules add theirs to the
+    sub-parsers object stored as the `demos` parser's `subparsers` default."""
+    p = sub.add_parser("demos", help="generate, convert and render demonstrations for imitation learning",
+                       description="Demonstrations for imitation learning (docs/imitation.md): generate "
+                                   "successful scripted episodes, re-express their actions in another "
+                                   "control mode, add camera observations from the recorded states.")
+    demos = p.add_subparsers(dest="demos_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1], subparsers=demos)
+
+    g = demos.add_parser("generate", help="N successful scripted demos of a task in one HDF5 file",
+                         description="Run the task's scripted solution on --num-envs envs with separate physics "
+                                     "per env (exact replay), keep trying until N episodes succeed, keep only "
+                                     "those, and report the yield (successful / tried episodes). Exit status 1 "
+                                     "when --max-tries episodes were tried first. Interrupted, it leaves no file "
+                                     "under --out; `robosim recover DIR` saves the finished episodes.")
+    g.add_argument("task", help="task id, e.g. PickCube-v1")
+    g.add_argument("-n", "--num", type=int, required=True, help="successful episodes to keep")
+    g.add_argument("--out", required=True, help="output trajectory (.h5)")
+    g.add_argument("--control-mode", default=None,
+                   help="pd_ee_delta_pose or pd_ee_delta_pos, the modes scripted solutions act in "
+                        "(default: the task's; use `robosim demos convert` for joint modes)")
+    g.add_argument("--obs-mode", default="state",
+                   help="state (default; the states are recorded, observations are derived from them) or a "
+                        "camera mode (rgb, rgbd, pointcloud...): rendered from the recorded states after the run")
+    g.add_argument("--sensor-size", type=_size, default=None, metavar="WxH",
+                   help="sensor camera resolution for camera obs modes (default: the task's cameras)")
+    g.add_argument("--num-envs", type=int, default=4, help="parallel envs (default: 4)")
+    g.add_argument("--seed", type=int, default=0, help="env i starts with seed + i, later episodes take the next "
+                                                       "unused seeds (default: 0)")
+    g.add_argument("--max-tries", type=int, default=None,
+                   help="cap on episodes tried before giving up (default: 3 * N + num-envs)")
+    add_make_options(g)
+    g.set_defaults(func=cmd_generate)
+
+    c = demos.add_parser("convert", help="re-express demos' actions in another control mode",
+                         description="Re-run every episode from its initial state in --to-control-mode, choosing "
+                                     "each step's action from the current simulator state so the robot follows "
+                                     "the recorded drive targets (closed loop); write the converted episodes "
+                                     "that succeed and report per-episode success and final state error. Exit "
+                                     "status 1 when any converted episode fails.")
+    c.add_argument("trajectory", metavar="TRAJ.h5", help="demos file (robosim demos generate / RecordEpisode)")
+    c.add_argument("--to-control-mode", required=True,
+                   help="pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos or pd_ee_delta_pose")
+    c.add_argument("--out", required=True, help="output trajectory (.h5)")
+    c.set_defaults(func=cmd_convert)
+
+    r = demos.add_parser("render", help="add camera observations to state-only demos",
+                         description="Write every recorded state back (no physics step) and capture the task's "
+                                     "sensor cameras; --out gets the demos plus an obs group per episode "
+                                     "(layout: docs/imitation.md). --out may equal the input (replaced atomically).")
+    r.add_argument("trajectory", metavar="TRAJ.h5", help="demos file to render")
+    r.add_argument("--obs-mode", required=True, choices=CAMERA_CHOICES, help="camera observations to add")
+    r.add_argument("--out", required=True, help="output trajectory (.h5)")
+    r.add_argument("--sensor-size", type=_size, default=None, metavar="WxH",
+                   help="sensor camera resolution (default: the task's cameras)")
+    r.set_defaults(func=cmd_render)
+
+    try:
+        from robosim.demos.lerobot_cli import add_lerobot_commands
+    except ModuleNotFoundError as err:
+        if err.name != "robosim.demos.lerobot_cli":
+            raise
+    else:
+        add_lerobot_commands(demos)

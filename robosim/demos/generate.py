@@ -1,0 +1,183 @@
+"""The demonstration factory: N successful scripted episodes of a task in one HDF5 file.
+
+`generate_demos(task, num, out)` runs the task's scripted solution
+(`env.task.solution_policy()`) on `num_envs` envs with physics_isolation="separate",
+so every episode depends only on its seed and its actions and replays bit-exactly
+(`robosim replay --mode actions`). Env i starts with seed + i; each env that ends an
+episode restarts with the next unused seed. An episode is kept when it ends with
+success; failed and truncated ones are dropped. The run stops at `num` kept episodes,
+or when `max_tries` episodes have been started and finished (the cap: the report says
+so, and the file holds the episodes kept until then).
+
+The file is robosim.record.trajectory's layout (written through RecordEpisode, so
+every finished episode is durable at once) plus one root attribute `demos` (JSON):
+  task, robot, control_mode, obs_mode, task_params, randomization (the event spec),
+  num_envs, seed, requested, max_tries, kept, tried, successes, cap_hit, generator.
+Each episode's seed is its group's `seed` attribute. Camera obs modes are added after
+the run from the recorded states (robosim.demos.render), replacing the file
+atomically. Interrupted (Ctrl-C, SIGTERM): no file appears under `out`; the finished
+episodes stay in `.NAME.<random>.parts/` for `robosim recover DIR`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+import robosim
+from robosim.demos.recorder import DemoRecorder
+from robosim.envs.observations import CAMERA_OBS_MODES
+from robosim.envs.solutions import EE_CONTROL_MODES
+from robosim.record.files import check_output_path
+from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode
+
+STATE_OBS_MODES = ("state", "state_dict", "none")
+
+
+def check_count(arg: str, value, minimum: int = 1) -> int:
+    """`value` as an int >= minimum, else ValueError naming `arg`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{arg} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def check_task(arg: str, task: str) -> str:
+    """A registered task id (ValueError naming `arg` and the registered ids otherwise)."""
+    if task not in robosim.list_tasks():
+        raise ValueError(f"{arg} must be a registered task, one of {robosim.list_tasks()}, got {task!r}")
+    return task
+
+
+@dataclass
+class GenerateReport:
+    """What a generation run did. tried: episodes that ended; successes: those that
+    ended in success (kept <= successes: the ones past `requested` are not written)."""
+
+    task: str
+    robot: str
+    path: str
+    requested: int
+    max_tries: int
+    kept: int = 0
+    tried: int = 0
+    successes: int = 0
+    cap_hit: bool = False
+    seconds: float = 0.0
+
+    @property
+    def yield_rate(self) -> float:
+        return self.successes / max(self.tried, 1)
+
+    def summary(self) -> str:
+        head = (f"{self.task} (robot {self.robot}): kept {self.kept} of {self.requested} demos; yield "
+                f"{self.successes}/{self.tried} = {self.yield_rate:.1%} successful episodes; "
+                f"{self.seconds:.1f} s -> {self.path}")
+        if self.cap_hit:
+            head += (f"\ncap hit: {self.max_tries} episodes tried (--max-tries) before {self.requested} "
+                     f"succeeded; the file holds the {self.kept} kept")
+        return head
+
+
+def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, control_mode: str | None = None,
+                   obs_mode: str = "state", task_params: dict | None = None, num_envs: int = 4, seed: int = 0,
+                   max_tries: int | None = None, sensor_configs: dict | None = None,
+                   progress: bool = False) -> GenerateReport:
+    """Write `num` successful scripted episodes of `task` to `out` (.h5); see the module
+    docstring. max_tries: cap on episodes tried (default 3 * num + num_envs).
+    Every argument is checked (ValueError/TypeError naming it) before anything is built
+    or written."""
+    check_task("task", task)
+    check_count("num (-n)", num)
+    check_count("num_envs", num_envs)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    max_tries = 3 * num + num_envs if max_tries is None else max_tries
+    check_count("max_tries", max_tries, minimum=num)
+    task_cls = robosim.get_task(task)
+    control_mode = task_cls.default_control_mode if control_mode is None else control_mode
+    if control_mode not in EE_CONTROL_MODES:
+        raise ValueError(f"control_mode must be one the scripted solutions act in, one of {list(EE_CONTROL_MODES)}, "
+                         f"got {control_mode!r} (generate, then `robosim demos convert --to-control-mode` "
+                         f"for joint modes)")
+    if obs_mode not in STATE_OBS_MODES + CAMERA_OBS_MODES:
+        raise ValueError(f"obs_mode must be one of {list(STATE_OBS_MODES + CAMERA_OBS_MODES)}, got {obs_mode!r}")
+    task_params = task_cls.check_parameters(dict(task_params or {}))
+    out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
+    num_envs = min(num_envs, max_tries)
+    env = robosim.make(task, num_envs=num_envs, obs_mode="none", control_mode=control_mode, reward_mode="dense",
+                       physics_isolation="separate", seed=seed, robot=robot, **task_params)
+    report = GenerateReport(task, env.robot.spec.name, out, num, max_tries)
+    try:
+        policy = env.task.solution_policy()
+    except NotImplementedError as err:
+        env.close()
+        raise ValueError(f"task must have a scripted solution to generate demos, got {task!r}: {err}") from None
+
+    def keep(episode: Episode) -> bool:
+        if not (len(episode.success) and episode.success[-1]):
+            return False
+        report.successes += 1
+        if report.kept >= num:
+            return False
+        report.kept += 1
+        return True
+
+    try:
+        recorder = DemoRecorder(env, out, keep)
+    except BaseException:
+        env.close()
+        raise
+    config = dict(task=task, robot=report.robot, control_mode=control_mode, obs_mode=obs_mode,
+                  task_params=task_params, randomization=env.randomization.spec, num_envs=num_envs, seed=seed,
+                  requested=num, max_tries=max_tries, generator="robosim demos generate")
+    start = time.perf_counter()
+    try:
+        _run(recorder, policy, report, seed, progress)
+        report.seconds = time.perf_counter() - start
+        recorder.trajectory.header["demos"] = {**config, "kept": report.kept, "tried": report.tried,
+                                               "successes": report.successes, "cap_hit": report.cap_hit}
+    except BaseException:   # Ctrl-C, SIGTERM, an error: finished episodes stay recoverable, no final file
+        recorder.abandon()
+        raise
+    recorder.close()
+    if obs_mode in CAMERA_OBS_MODES:
+        from robosim.demos.render import render_demos
+
+        render_demos(out, out, obs_mode, sensor_configs=sensor_configs, progress=progress)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _run(recorder: DemoRecorder, policy, report: GenerateReport, seed: int, progress: bool) -> None:
+    """Step the scripted policy until report.requested episodes are kept or the cap is hit."""
+    from tqdm import tqdm
+
+    n = recorder.num_envs
+    active = torch.ones(n, dtype=torch.bool)
+    started, next_seed = n, seed + n
+    recorder.reset(seed=seed)
+    with tqdm(total=report.requested, desc=f"demos {report.task}", unit="demo", disable=not progress) as bar:
+        while report.kept < report.requested:
+            _, _, terminated, truncated, _ = recorder.step(policy())
+            done = ((terminated | truncated).cpu() & active).nonzero().flatten().tolist()
+            if not done:
+                continue
+            kept_before = report.kept
+            recorder.finish(done)
+            report.tried += len(done)
+            bar.update(report.kept - kept_before)
+            bar.set_postfix_str(f"yield {report.successes}/{report.tried}")
+            if report.kept >= report.requested:
+                break
+            restart = done[:max(0, report.max_tries - started)]
+            for i in done[len(restart):]:
+                active[i] = False
+            if not active.any():
+                report.cap_hit = True
+                break
+            if restart:
+                recorder.start(restart, list(range(next_seed, next_seed + len(restart))))
+                started += len(restart)
+                next_seed += len(restart)
+
