@@ -1,0 +1,104 @@
+"""Measure the demo factory over every registered task: the tables of docs/imitation.md.
+
+    python -m robosim.demos.measure yield --num 50 --json yield.json
+    python -m robosim.demos.measure convert --num 50 --json convert.json
+    python -m robosim.demos.measure timing --task PickCube-v1 --num 1000 --runs 3
+
+yield: for each task, its default robot and every other robot it supports (all
+registered robots when Task.supported_robots is None), `generate_demos` of --num
+demos; prints kept, tried and yield. convert: --num demos per task (default robot),
+converted to each other control mode and from pd_joint_pos back to pd_ee_delta_pose;
+prints success % and median final pose/state errors. timing: wall time of
+`generate_demos` for --num demos, median of --runs runs. Files go to a temporary
+directory that is deleted afterwards.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+
+import numpy as np
+
+import robosim
+from robosim.agents import CONTROL_MODES, list_robots
+from robosim.demos.convert import convert_demos
+from robosim.demos.generate import generate_demos
+
+
+def robots_of(task: str) -> list[str]:
+    """The task's default robot first, then the other robots it supports."""
+    cls = robosim.get_task(task)
+    others = cls.supported_robots if cls.supported_robots is not None else list_robots()
+    return [cls.default_robot] + [r for r in others if r != cls.default_robot]
+
+
+def measure_yield(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[dict]:
+    rows = []
+    for task in tasks:
+        for robot in robots_of(task):
+            try:
+                report = generate_demos(task, num, os.path.join(tmp, "y.h5"), robot=robot, num_envs=num_envs)
+            except (ValueError, NotImplementedError) as err:   # a robot the task cannot build with
+                rows.append(dict(task=task, robot=robot, error=str(err)))
+            else:
+                rows.append(dict(task=task, robot=robot, kept=report.kept, tried=report.tried,
+                                 successes=report.successes, cap_hit=report.cap_hit, seconds=report.seconds))
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def measure_convert(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[dict]:
+    rows = []
+    for task in tasks:
+        src = os.path.join(tmp, "src.h5")
+        generate_demos(task, num, src, num_envs=num_envs)
+        source_mode = robosim.get_task(task).default_control_mode
+        plan = [(src, m) for m in CONTROL_MODES if m != source_mode] + [(os.path.join(tmp, "pd_joint_pos.h5"),
+                                                                         source_mode)]
+        for path, mode in plan:
+            report = convert_demos(path, os.path.join(tmp, f"{mode}.h5"), mode)
+            rows.append(dict(task=task, source=report.from_mode, target=mode, episodes=len(report.success),
+                             success=sum(report.success), median_pose_error=float(np.median(report.final_pose_error)),
+                             median_state_error=float(np.median(report.final_error)), seconds=report.seconds))
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def measure_timing(task: str, num: int, num_envs: int, runs: int, tmp: str) -> list[dict]:
+    rows = []
+    for run in range(runs):
+        report = generate_demos(task, num, os.path.join(tmp, f"t{run}.h5"), num_envs=num_envs, progress=True)
+        rows.append(dict(task=task, num=num, num_envs=num_envs, seconds=report.seconds, tried=report.tried))
+        print(json.dumps(rows[-1]), flush=True)
+    print(f"median of {runs}: {statistics.median(r['seconds'] for r in rows):.1f} s", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m robosim.demos.measure", description=__doc__.split("\n\n")[0])
+    p.add_argument("what", choices=["yield", "convert", "timing"])
+    p.add_argument("--num", type=int, default=50, help="demos per task (default: 50)")
+    p.add_argument("--num-envs", type=int, default=4, help="parallel envs (default: 4)")
+    p.add_argument("--task", action="append", default=None, help="task id (repeatable; default: every task)")
+    p.add_argument("--runs", type=int, default=3, help="timing runs (default: 3)")
+    p.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    args = p.parse_args(argv)
+    tasks = args.task or robosim.list_tasks()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.what == "yield":
+            rows = measure_yield(args.num, args.num_envs, tasks, tmp)
+        elif args.what == "convert":
+            rows = measure_convert(args.num, args.num_envs, tasks, tmp)
+        else:
+            rows = measure_timing(tasks[0], args.num, args.num_envs, args.runs, tmp)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""Camera observations for state-only demos, rendered from the recorded states.
+
+`render_demos(path, out, obs_mode)` builds the recording's env (same task, robot,
+task parameters, randomization and asset build seeds, one env per recorded slot) with
+the task's sensor cameras, writes every recorded state back with set_state (no physics
+step: the states are the recorded ones) and captures the cameras. `out` gets the
+input file unchanged (root attributes, every episode's datasets and attributes) plus,
+in each episode group, an `obs` group with one row per recorded state (T+1 rows):
+
+  obs/sensor_data/<camera>/rgb            uint8   (T+1, H, W, 3)   rgb, rgbd
+  obs/sensor_data/<camera>/depth          float32 (T+1, H, W, 1)   depth, rgbd (m, 0 = nothing)
+  obs/sensor_data/<camera>/segmentation   int16   (T+1, H, W, 1)   segmentation
+  obs/sensor_param/<camera>/intrinsic_cv  float32 (T+1, 3, 3)      image modes
+  obs/sensor_param/<camera>/extrinsic_cv  float32 (T+1, 3, 4)      env frame -> OpenCV camera
+  obs/sensor_param/<camera>/cam2env_gl    float32 (T+1, 4, 4)
+  obs/pointcloud/xyzw                     float32 (T+1, P, 4)      pointcloud (env frame, m)
+  obs/pointcloud/rgb                      uint8   (T+1, P, 3)
+  obs/pointcloud/segmentation             int16   (T+1, P, 1)
+
+(robosim.sensors.sensor_cameras defines these arrays.) The root gets `obs_mode` and
+`sensor_configs` (JSON). The file is written under a temporary name and renamed when
+complete (robosim.record.files.AtomicFile); `out` may be `path` itself.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+import robosim
+from robosim.envs.observations import IMAGE_OBS_KINDS
+from robosim.record.files import AtomicFile, check_output_path
+from robosim.record.trajectory import TRAJECTORY_SUFFIXES, TrajectoryFile
+
+RENDER_OBS_MODES = (*IMAGE_OBS_KINDS, "pointcloud")
+
+
+@dataclass
+class RenderReport:
+    path: str
+    obs_mode: str
+    episodes: int
+    frames: int
+    seconds: float
+
+    def summary(self) -> str:
+        return (f"rendered {self.obs_mode} for {self.episodes} episodes ({self.frames} frames) in "
+                f"{self.seconds:.1f} s -> {self.path}")
+
+
+def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None = None,
+                 progress: bool = False) -> RenderReport:
+    """Add `obs_mode` camera observations to every episode of `path`, writing `out`
+    (module docstring). sensor_configs: overrides of the task's cameras, as
+    robosim.make's (e.g. {"width": 64, "height": 64}). Checks the file, the mode and the
+    output path (ValueError naming the argument) before any env is built."""
+    import h5py
+    from tqdm import tqdm
+
+    if obs_mode not in RENDER_OBS_MODES:
+        raise ValueError(f"obs_mode must be one of {list(RENDER_OBS_MODES)}, got {obs_mode!r}")
+    traj = TrajectoryFile(path, arg="TRAJ")
+    if traj.task_id not in robosim.list_tasks():
+        raise ValueError(f"TRAJ must be recorded on a registered task, one of {robosim.list_tasks()}, "
+                         f"got {traj.task_id!r} in {path!r}")
+    out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
+    episodes = [traj.episode(k) for k in range(len(traj))]
+    start = time.perf_counter()
+    env = robosim.make(traj.task_id, num_envs=traj.num_envs,
+                       **{**traj.env_kwargs, "obs_mode": obs_mode, "sensor_configs": sensor_configs})
+    if env.state_dim != traj.state_dim:
+        env.close()
+        raise ValueError(f"TRAJ state_dim must match {traj.task_id}'s state_dim {env.state_dim}, got "
+                         f"{traj.state_dim} in {path!r}")
+    h5 = None
+
+    def finish() -> None:
+        if h5 is not None:
+            h5.close()
+
+    try:
+        atomic = AtomicFile(out, finish, arg="out")
+        try:
+            h5 = h5py.File(atomic.tmp_path, "w")
+            with h5py.File(path, "r") as src:
+                for key, value in src.attrs.items():
+                    h5.attrs[key] = value
+                h5.attrs["obs_mode"] = obs_mode
+                h5.attrs["sensor_configs"] = json.dumps(sensor_configs)
+                for name in traj.episode_names:
+                    src.copy(src[name], h5, name=name)
+            with tqdm(total=len(episodes), desc="render", unit="ep", disable=not progress) as bar:
+                for slot_episodes in _rounds(episodes, env.num_envs):
+                    obs = _capture_round(env, obs_mode, [episodes[k].states for k in slot_episodes.values()],
+                                         list(slot_episodes))
+                    for (slot, k), tree in zip(slot_episodes.items(), obs):
+                        _write_tree(h5[traj.episode_names[k]].create_group("obs"), tree)
+                    bar.update(len(slot_episodes))
+        except BaseException:
+            atomic.discard()
+            raise
+        atomic.commit()
+    finally:
+        env.close()
+    return RenderReport(out, obs_mode, len(episodes), sum(e.length + 1 for e in episodes),
+                        time.perf_counter() - start)
+
+
+def _rounds(episodes, n: int) -> list[dict[int, int]]:
+    """Episode numbers grouped so that each group holds at most one episode per recorded
+    env slot: [{slot: episode}] (a slot's assets are the ones its episodes were recorded with)."""
+    per_slot = [[k for k, e in enumerate(episodes) if e.env_index == i] for i in range(n)]
+    rounds = []
+    while any(per_slot):
+        rounds.append({i: ks.pop(0) for i, ks in enumerate(per_slot) if ks})
+    return rounds
+
+
+def _capture_round(env, obs_mode: str, states: list[np.ndarray], slots: list[int]) -> list[dict]:
+    """Per slot, {key path: (T+1, ...) array} of its episode's camera obs: state t of
+    every episode is written back, then all cameras are captured."""
+    sensors = env.cameras.sensors
+    longest = max(len(s) for s in states)
+    frames: list[dict[str, list[np.ndarray]]] = [{} for _ in slots]
+    for t in range(longest):
+        live = [j for j, s in enumerate(states) if t < len(s)]
+        env.set_state(torch.from_numpy(np.stack([states[j][t] for j in live])),
+                      env_idx=torch.tensor([slots[j] for j in live]))
+        if obs_mode == "pointcloud":
+            tree = {"pointcloud": sensors.pointcloud()}
+        else:
+            tree = {"sensor_data": sensors.capture(IMAGE_OBS_KINDS[obs_mode]), "sensor_param": sensors.params()}
+        flat = dict(_flatten(tree))
+        for j in live:
+            for key, value in flat.items():
+                frames[j].setdefault(key, []).append(value[slots[j]].cpu().numpy())
+    return [{key: np.stack(rows) for key, rows in f.items()} for f in frames]
+
+
+def _flatten(tree: dict, prefix: str = ""):
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}/")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _write_tree(group, arrays: dict[str, np.ndarray]) -> None:
+    for key, value in arrays.items():
+        group.create_dataset(key, data=value)
