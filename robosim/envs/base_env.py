@@ -24,7 +24,7 @@ from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams
 from robosim.randomization.manager import EventManager
 from robosim.sensors.rig import CameraRig, RigSpec
-from robosim.sim import SIM_BACKENDS, PhysicsConfig, create_sim_scene, resolve_backend
+from robosim.sim import SIM_BACKENDS, PhysicsConfig, backend_device, create_sim_scene, resolve_backend
 from robosim.sim.isolation import check_isolation
 
 REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
@@ -54,6 +54,7 @@ class BaseEnv(gym.Env):
         physics: PhysicsConfig | None = None,
         robot: str | None = None,
         physics_isolation: str = "shared",
+        sim_device: str | torch.device | None = None,
         seed: Any = None,
         randomization: dict | None = None,
         **task_kwargs: Any,
@@ -106,7 +107,7 @@ class BaseEnv(gym.Env):
         self.task_params = dict(task_params)
         self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
         self.substeps = task.sim_freq // task.control_freq
-        self.device = torch.device("cuda" if resolve_backend(sim_backend) == "physx_cuda" else "cpu")
+        self.device = backend_device(resolve_backend(sim_backend), sim_device)   # where every tensor lives
         self._rng = EnvRandomStreams(self.num_envs, self.device)
         # declared randomization events (robosim.randomization): task defaults + make's
         self.randomization = EventManager(task.default_events, randomization, self.num_envs, 1.0 / task.control_freq)
@@ -135,7 +136,7 @@ class BaseEnv(gym.Env):
         if self.sim is not None:
             self.sim.close()
         self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics,
-                                    isolation=self.physics_isolation,
+                                    isolation=self.physics_isolation, sim_device=self.device,
                                     render=bool(self._rig_spec.sensors) or self._rig_spec.human is not None)
         self.sim.add_ground()
         self.robot.load(self.sim)

@@ -14,7 +14,8 @@ it out: the env would repeat the fault forever), the env gets it back with every
 velocity set to zero, so it moves on from rest,
 and the step reports info["sim_fault"] (int8 (N,) code, FAULT_NAMES[code] names it) and
 info["fail"] True for it. With physics_isolation="separate" nothing of a faulted env can
-reach the others. On physx_cuda faults are reported (sim_fault, fail), not restored.
+reach the others. When the physics state lives on a GPU (physx_cuda, or physx_gpu_emulated with
+sim_device='cuda') faults are reported (sim_fault, fail), not restored.
 In the shared system a fault that arises inside a control step can
 reach other envs during that step's remaining substeps (PhysX steps them together).
 
@@ -80,6 +81,11 @@ class StateLayout:
         bound[self.ang.reshape(-1)] = MAX_ANGULAR_SPEED / 3 ** 0.5
         bound[self.qvel] = MAX_JOINT_SPEED
         self._bound = {torch.device("cpu"): bound}
+        # index and limit tensors live where the state does: indexing a device tensor
+        # with CPU indices would copy them to the device (a host sync) on every step
+        self.device = sim.device
+        for name in ("pos", "lin", "ang", "quat", "qpos", "qvel", "velocities", "qlow", "qhigh"):
+            setattr(self, name, getattr(self, name).to(self.device))
 
     def suspects(self, state: torch.Tensor) -> torch.Tensor:
         """bool (N,): rows with an entry above its first-pass bound or not finite (a
@@ -110,7 +116,9 @@ class StateLayout:
 
 
 def check_state(layout: StateLayout, state: torch.Tensor, env_idx: torch.Tensor) -> None:
-    """Raise ValueError naming the first absurd entry of `state` (M, S) for env_idx."""
+    """Raise ValueError naming the first absurd entry of `state` (M, S) for env_idx
+    (either on any device: checked where the layout lives)."""
+    state, env_idx = state.to(layout.device), env_idx.to(layout.device)
     norms = state[:, layout.quat].norm(dim=2)
     bad = ((norms - 1).abs() > QUAT_NORM_TOL).nonzero()
     if len(bad):

@@ -219,9 +219,10 @@ class HumanCamera:
         self.cameras = [s.add_camera("human", config.width, config.height, config.fovy, 0.01, 20.0)
                         for s in sim.sub_scenes]
         self.set_view(config.target_position, config.distance, config.yaw, config.pitch, config.roll)
-        # physx_cuda: one camera group renders every env from the GPU pose buffers
-        self._group = (sim.render_group.create_camera_group(self.cameras, ["Color"])
-                       if sim.backend == "physx_cuda" else None)
+        # GPU-style scene: one camera group renders every env from its pose buffers,
+        # made at the first capture (after every camera exists)
+        self._batched = sim.batched_rendering
+        self._group = None
 
     def set_view(self, target, distance: float, yaw: float, pitch: float, roll: float = 0.0) -> None:
         """Orbit the camera around `target` (env frame, m); angles in degrees."""
@@ -231,10 +232,12 @@ class HumanCamera:
             camera.entity.set_pose(sapien.Pose(pose[:3] + origin, pose[3:]))
 
     def capture(self, update_render: bool = True) -> torch.Tensor:
-        """uint8 (N, H, W, 3) frames of all envs (render worlds refreshed first); a CUDA
-        tensor on physx_cuda."""
+        """uint8 (N, H, W, 3) frames of all envs (render worlds refreshed first), on the
+        scene's device."""
         with PicturesInFlight() as flight:
-            if self._group is not None:
+            if self._batched:
+                if self._group is None:
+                    self._group = self.sim.render_group.create_camera_group(self.cameras, ["Color"])
                 self.sim.update_render()
                 flight.take(self._group, lambda: self._group.get_picture_cuda("Color"))
                 color = self._group.get_picture_cuda("Color").torch()

@@ -1,12 +1,14 @@
-"""Batched cameras on physx_cuda: one RenderCameraGroup per camera, all envs at once.
+"""Batched cameras on GPU-style backends: one RenderCameraGroup per camera, all envs at once.
 
 GPU PhysX never writes poses back to SAPIEN's entities, so per-env `take_picture` would
 render the build-time scene. Instead (ManiSkill3's path, mani_skill/envs/scene.py):
-the CudaSimScene's RenderSystemGroup reads every body's pose from
+the GpuSimScene's RenderSystemGroup reads every body's pose from
 `cuda_rigid_body_data` (render device = PhysX device), a camera mounted on a body
 follows that body's row, and a camera group renders every env's copy of one camera in
-one call and hands the pictures over as CUDA arrays. Images are returned as CUDA
-tensors with the dtypes and layout of robosim/sensors/sensor_cameras.py.
+one call and hands the pictures over as CUDA arrays. Images are returned as tensors on
+the scene's device with the dtypes and layout of robosim/sensors/sensor_cameras.py.
+The groups are made at the first capture: the scene's render group exists from then
+on, and SAPIEN refuses any camera added after it.
 """
 from __future__ import annotations
 
@@ -26,21 +28,27 @@ def mount_body(camera: sapien.render.RenderCameraComponent):
 
 
 class GpuCameraGroups:
-    """Camera groups of a CudaSimScene. cameras: {name: [one camera per env]};
+    """Camera groups of a GpuSimScene. cameras: {name: [one camera per env]};
     luts: int16 (N, L) per-env raw entity id -> stable segmentation id, on the device."""
 
     def __init__(self, sim, cameras: dict[str, list[sapien.render.RenderCameraComponent]], luts: torch.Tensor):
-        if getattr(sim, "render_group", None) is None:
-            raise ValueError("GPU cameras need a CudaSimScene built with render=True")
         self.sim = sim
         self.luts = luts
-        for per_env in cameras.values():
-            for camera in per_env:
-                body = mount_body(camera)
-                if body is not None and not isinstance(body, sapien.physx.PhysxRigidStaticComponent):
-                    camera.set_gpu_pose_batch_index(body.gpu_pose_index)
-        self.groups = {name: sim.render_group.create_camera_group(per_env, PICTURES)
-                       for name, per_env in cameras.items()}
+        self.cameras = cameras
+        self._groups: dict | None = None
+
+    @property
+    def groups(self) -> dict:
+        if self._groups is None:
+            group = self.sim.render_group     # created now, after every camera was added
+            for per_env in self.cameras.values():
+                for camera in per_env:
+                    body = mount_body(camera)
+                    if body is not None and not isinstance(body, sapien.physx.PhysxRigidStaticComponent):
+                        camera.set_gpu_pose_batch_index(self.sim.pose_index(body))
+            self._groups = {name: group.create_camera_group(per_env, PICTURES)
+                            for name, per_env in self.cameras.items()}
+        return self._groups
 
     def _remap(self, raw: torch.Tensor) -> torch.Tensor:
         """(N, H, W) raw per-scene entity ids -> int16 stable ids (unknown -> 0)."""

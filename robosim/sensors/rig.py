@@ -74,6 +74,6 @@ class CameraRig:
         data = self.sensors.capture(("rgb", "depth"))
         tiles = []
         for config in self.sensors.configs:
-            tiles.append(data[config.name]["rgb"].numpy())
+            tiles.append(data[config.name]["rgb"].cpu().numpy())
             tiles.append(depth_to_rgb(data[config.name]["depth"], far=2.0))
         return torch.from_numpy(np.ascontiguousarray(hstack_padded(tiles)))

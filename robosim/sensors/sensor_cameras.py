@@ -76,7 +76,7 @@ class SensorCameras:
             self.cameras[config.name] = [self._add_camera(scene, i, config) for i, scene in enumerate(sim.sub_scenes)]
         self.segmentation = SegmentationIds(sim)
         self._gpu = None
-        if sim.backend == "physx_cuda":   # batched camera groups; poses from the GPU buffers
+        if sim.batched_rendering:   # GPU-style scene: batched camera groups, poses from its buffers
             from robosim.sensors.gpu_cameras import GpuCameraGroups
 
             width = max(len(lut) for lut in self.segmentation._luts)
@@ -154,7 +154,7 @@ class SensorCameras:
     def pointcloud(self, update_render: bool = True) -> dict[str, torch.Tensor]:
         """{xyzw, rgb, segmentation} of all cameras' pixels, env frame (module docstring)."""
         if self._gpu is not None:
-            raise NotImplementedError("obs_mode='pointcloud' is not implemented on physx_cuda yet; "
+            raise NotImplementedError("obs_mode='pointcloud' is not implemented on the GPU backends (physx_cuda, physx_gpu_emulated) yet; "
                                       "use rgb/depth/segmentation obs there")
         xyzw, rgb, seg = [], [], []
         with PicturesInFlight() as flight:

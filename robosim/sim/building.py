@@ -141,6 +141,8 @@ class SceneBuilding:
             objects = [modify(i, obj) for i, obj in enumerate(objects)]
         return objects
 
+    pool_view_class = ObjectPoolView
+
     def add_object_pool(self, name: str, source: Callable[[int, int], RigidObject], size: int) -> ObjectPoolView:
         """K = `size` variants per env, `source(env_index, k)` -> RigidObject; variant 0 is in
         play first (robosim.sim.pool). Swap with `view.activate(variant, env_idx)`."""
@@ -157,9 +159,10 @@ class SceneBuilding:
                     raise TypeError(f"source({i}, {k}) must return a dynamic RigidObject, got {obj!r:.80}")
             for modify in getattr(self, "object_modifiers", {}).get(name, []):
                 objects = [modify(i, obj) for obj in objects]
-            variants.append([self._build_rigid(name, obj, scene, i) for obj in objects])
+            variants.append([self._build_rigid(name, self.pool_view_class.build_description(obj, k), scene, i)
+                             for k, obj in enumerate(objects)])
         self._check_in_cell(name, [v[0].pose.p for v in variants])
-        view = ObjectPoolView(name, variants, self._origins32, cache=self.read_cache)
+        view = self.pool_view_class(name, variants, self._origins32, cache=self.read_cache)
         self.actors[name] = view
         return view
 

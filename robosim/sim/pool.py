@@ -21,10 +21,25 @@ from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _as_index, _Cac
 PARK_DEPTH = 5.0   # m below the env origin; variant k parks 0.5 * k deeper
 
 
+def check_variant_column(name: str, pool_size: int, state: torch.Tensor) -> None:
+    """ValueError unless every state row's last column is a variant index in [0, pool_size)."""
+    k = state[:, -1]
+    bad = (~torch.isfinite(k) | (k != k.round()) | (k < 0) | (k >= pool_size)).nonzero()
+    if len(bad):
+        r = int(bad[0])
+        raise ValueError(f"state row {r} ({name}) active variant must be an int in "
+                         f"[0, {pool_size}), got {float(k[r]):.6g}")
+
+
 class ObjectPoolView(_CachedReads):
     """N envs x K variants of one rigid object (see the module docstring)."""
 
     kinematic = False
+
+    @staticmethod
+    def build_description(obj, k: int):
+        """The description variant k is built from (parking happens after the build here)."""
+        return obj
 
     def __init__(self, name: str, variants: Sequence[Sequence[sapien.Entity]], origins: np.ndarray,
                  cache: ReadCache | None = None):
@@ -124,13 +139,7 @@ class ObjectPoolView(_CachedReads):
         return state if env_idx is None else state[env_idx]
 
     def check_state(self, state: torch.Tensor) -> None:
-        """ValueError unless every row's last column is a variant index in [0, pool_size)."""
-        k = state[:, -1]
-        bad = (~torch.isfinite(k) | (k != k.round()) | (k < 0) | (k >= self.pool_size)).nonzero()
-        if len(bad):
-            r = int(bad[0])
-            raise ValueError(f"state row {r} ({self.name}) active variant must be an int in "
-                             f"[0, {self.pool_size}), got {float(k[r]):.6g}")
+        check_variant_column(self.name, self.pool_size, state)
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         self.activate(state[:, -1].round().to(torch.int64), env_idx)

@@ -24,29 +24,67 @@ from robosim.sim.layout import GRID_SPACING, env_origins
 from robosim.sim.physics import PhysicsConfig
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
 
-SIM_BACKENDS = ("physx_cpu", "physx_cuda", "auto")
+SIM_BACKENDS = ("physx_cpu", "physx_cuda", "physx_gpu_emulated", "auto")
 
 
 def resolve_backend(sim_backend: str) -> str:
-    """Map "auto" to physx_cuda when CUDA is available, else physx_cpu."""
+    """Map "auto" to physx_cuda where GPU PhysX really starts in this process, else
+    physx_cpu (robosim.sim.physx_cuda.cuda_backend_usable)."""
     if sim_backend not in SIM_BACKENDS:
         raise ValueError(f"sim_backend must be one of {SIM_BACKENDS}, got {sim_backend!r}")
-    if sim_backend == "auto":   # CUDA only where GPU PhysX can really start in this process
+    if sim_backend == "auto":
         from robosim.sim.physx_cuda import cuda_backend_usable
 
         return "physx_cuda" if torch.cuda.is_available() and cuda_backend_usable() else "physx_cpu"
     return sim_backend
 
 
-class _PhysicsOnlyScene(sapien.Scene):
-    """A sub-scene with no render system: builders still describe visuals (tasks and
-    robots need not know), and their render components are dropped as entities arrive."""
+def backend_device(backend: str, sim_device: str | torch.device | None = None) -> torch.device:
+    """The torch device a resolved backend's tensors live on: CUDA for physx_cuda,
+    `sim_device` (default cpu) for physx_gpu_emulated, cpu otherwise (ValueError for a
+    sim_device another backend cannot honour)."""
+    if backend == "physx_cuda":
+        return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cuda")
+    if backend == "physx_gpu_emulated":
+        device = torch.device("cpu" if sim_device is None else sim_device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"sim_device must be a device torch can use, got {sim_device!r} (no CUDA GPU is visible)")
+        return device
+    if sim_device is not None and torch.device(sim_device).type != "cpu":
+        raise ValueError(f"sim_device must be None or 'cpu' with sim_backend {backend!r} (its physics state "
+                         f"lives on the CPU; 'physx_gpu_emulated' can keep it on another device), got {sim_device!r}")
+    return torch.device("cpu")
+
+
+class SubScene(sapien.Scene):
+    """One env's sapien.Scene. render=False: builders still describe visuals (tasks and
+    robots need not know) and their render components are dropped as entities arrive.
+    `watcher._entity_added(entity)` / `_entity_removed(entity)`, when given, hear of every
+    change (the emulated GPU system keeps SAPIEN's bookkeeping that way)."""
+
+    def __init__(self, systems: list, render: bool = True, watcher=None):
+        super().__init__(systems)
+        self._render, self._watcher = render, watcher
 
     def add_entity(self, entity: sapien.Entity) -> None:
-        for component in list(entity.components):
-            if isinstance(component, sapien.render.RenderBodyComponent):
-                entity.remove_component(component)
+        if not self._render:
+            for component in list(entity.components):
+                if isinstance(component, sapien.render.RenderBodyComponent):
+                    entity.remove_component(component)
         super().add_entity(entity)
+        if self._watcher is not None:
+            self._watcher._entity_added(entity)
+
+    def remove_entity(self, entity: sapien.Entity) -> None:
+        super().remove_entity(entity)
+        if self._watcher is not None:
+            self._watcher._entity_removed(entity)
+
+
+def add_lights(scene: sapien.Scene) -> None:
+    """The default lighting of every env's render world."""
+    scene.set_ambient_light([0.35, 0.35, 0.35])
+    scene.add_directional_light([0.3, 0.5, -1.0], [0.9, 0.9, 0.9], shadow=False)
 
 
 class SimScene(SceneBuilding):
@@ -59,6 +97,7 @@ class SimScene(SceneBuilding):
     concatenation of every view's state in build order (`state_dim` entries)."""
 
     backend = "physx_cpu"
+    batched_rendering = False   # True: cameras render through one render group (GPU-style scenes)
     actor_view_class = ActorView
     articulation_view_class = ArticulationView
 
@@ -85,12 +124,11 @@ class SimScene(SceneBuilding):
     def _make_physx_system(self) -> sapien.physx.PhysxSystem:
         return sapien.physx.PhysxCpuSystem()
 
-    def _make_sub_scene(self, env_index: int, render_device: str | None = None) -> sapien.Scene:
+    def _make_sub_scene(self, env_index: int) -> sapien.Scene:
         if not self.render:
-            return _PhysicsOnlyScene([self.physx])
-        scene = sapien.Scene([self.physx, sapien.render.RenderSystem(render_device)])
-        scene.set_ambient_light([0.35, 0.35, 0.35])
-        scene.add_directional_light([0.3, 0.5, -1.0], [0.9, 0.9, 0.9], shadow=False)
+            return SubScene([self.physx], render=False)
+        scene = SubScene([self.physx, sapien.render.RenderSystem()])
+        add_lights(scene)
         return scene
 
     def add_ground(self, altitude: float = 0.0, color=(0.86, 0.84, 0.8, 1.0)) -> None:
@@ -254,18 +292,19 @@ class SimScene(SceneBuilding):
 
 def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
                      physics: PhysicsConfig | None = None, isolation: str = "shared",
-                     render: bool = True) -> SimScene:
+                     render: bool = True, sim_device: str | torch.device = "cpu") -> SimScene:
     """Construct the SimScene for a backend name ("auto" resolved here); isolation
     "separate" gives every env its own PhysX system (robosim.sim.isolation); render=False
-    builds no render system (no cameras possible, no Vulkan needed)."""
+    builds no render system (no cameras possible, no Vulkan needed); sim_device is where
+    the emulated GPU system keeps its buffers (physx_gpu_emulated only)."""
     backend = resolve_backend(sim_backend)
     if isolation != "shared":
         from robosim.sim.isolation import IsolatedSimScene, check_isolation
 
         check_isolation(isolation, backend)
         return IsolatedSimScene(num_envs, sim_freq, physics)
-    if backend == "physx_cuda":
-        from robosim.sim.physx_cuda import CudaSimScene
+    if backend in ("physx_cuda", "physx_gpu_emulated"):
+        from robosim.sim.gpu_scene import GpuSimScene
 
-        return CudaSimScene(num_envs, sim_freq, physics, render=render)
+        return GpuSimScene(num_envs, sim_freq, physics, render=render, backend=backend, sim_device=sim_device)
     return SimScene(num_envs, sim_freq, physics, render=render)

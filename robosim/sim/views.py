@@ -68,7 +68,7 @@ def _as_index(env_idx: torch.Tensor | None, n: int) -> np.ndarray:
     return env_idx.detach().cpu().numpy().astype(np.int64).reshape(-1)
 
 
-def _checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
+def checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
     """float32 (rows, 7) from `pose`, or a ValueError naming `name`: shape (rows, 7) and
     unit-norm (+-QUAT_NORM_TOL) quaternions. Non-finite values pass: the env's state checks name
     the hook that wrote them (robosim/envs/faults)."""
@@ -122,7 +122,7 @@ class ActorView(_CachedReads):
         """Teleport env_idx's copies to `pose` (M, 7), env frame, unit quaternions
         (ValueError for another shape or quaternion norm, before anything moves)."""
         idx = _as_index(env_idx, len(self.entities))
-        arr = _checked_poses("pose", pose, len(idx))
+        arr = checked_poses("pose", pose, len(idx))
         self._wrote()
         for row, i in zip(arr, idx):
             self.entities[i].set_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
@@ -322,9 +322,10 @@ class ArticulationView(_CachedReads):
         not round-trip a root pose through set/get exactly, so an unchanged (e.g. fixed
         robot base) root is left alone and a state round trip stays exact."""
         idx = _as_index(env_idx, len(self.articulations))
-        current = self.root_pose()[torch.from_numpy(idx)]
-        pose = pose.detach().cpu().to(torch.float32)
-        changed = (pose != current).any(dim=1)
+        current = self.root_pose()
+        current = current[torch.from_numpy(idx).to(current.device)]
+        pose = pose.detach().to(current.device, torch.float32)
+        changed = (pose != current).any(dim=1).cpu()
         if changed.any():
             rows = torch.nonzero(changed).flatten()
-            self.set_root_pose(pose[rows], torch.from_numpy(idx[rows.numpy()]))
+            self.set_root_pose(pose[rows.to(pose.device)], torch.from_numpy(idx[rows.numpy()]).to(current.device))

@@ -10,7 +10,8 @@ import torch
 
 import robosim
 from robosim.sim import resolve_backend
-from robosim.sim.physx_cuda import enable_physx_gpu, physx_gpu_library, scene_offsets
+from robosim.sim.gpu_scene import scene_offsets
+from robosim.sim.physx_cuda import enable_physx_gpu, physx_gpu_library
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without CUDA")
 
