@@ -1,0 +1,203 @@
+"""Behaviour cloning (MLP, state observations) from robosim demos in one file.
+
+    robosim demos generate PickCube-v1 -n 100 --out runs/pick100.h5
+    python examples/bc.py --demos runs/pick100.h5 --steps 20000 --out runs/bc_pick
+    ROBOSIM_POLICY=runs/bc_pick/policy.pt robosim eval PickCube-v1 \\
+        --policy robosim.rollout.checkpoint:from_env_var --episodes 20 --video runs/bc_pick/eval.mp4
+
+Observations: the demos file holds env states and actions, not observations. Every
+episode is re-simulated from its seed with its recorded actions (the file's env
+settings, so physics_isolation="separate" demos replay bit for bit; a re-simulated state
+that differs from the recorded one is reported), and the env's own state observations
+(robosim.rollout.flatten_obs of what reset/step return) are the inputs. The policy is
+an MLP from normalized observations to actions, trained by mean squared error. Every
+--eval-every gradient steps it runs --eval-episodes seeded episodes through
+robosim.record.evaluate (the loop `robosim eval` uses) and saves policy.pt, a
+robosim.rollout.checkpoint that `robosim eval --policy` runs. Writes <out>/log.csv,
+log.json, curve.png (its "env steps" axis counts gradient steps), policy.pt.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+import robosim
+from robosim.record.evaluate import evaluate
+from robosim.record.trajectory import TrajectoryFile
+from robosim.rollout import RunLog, flatten_obs, save_policy
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--demos", required=True, help="robosim demos file (.h5, robosim demos generate)")
+    p.add_argument("--max-demos", type=int, default=None, help="use only the first N episodes (default: all)")
+    p.add_argument("--steps", type=int, default=20_000, help="gradient steps")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/bc")
+    p.add_argument("--eval-every", type=int, default=2_000, help="gradient steps between evaluations")
+    p.add_argument("--eval-episodes", type=int, default=50)
+    p.add_argument("--eval-envs", type=int, default=10)
+    p.add_argument("--eval-seed", type=int, default=10_000, help="first eval episode seed (demos use 0, 1, ...)")
+    p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
+    p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default")
+    args = p.parse_args(argv)
+    for name in ("steps", "batch_size", "eval_every", "eval_episodes", "eval_envs", "hidden"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.max_demos is not None and args.max_demos < 1:
+        p.error(f"--max-demos must be >= 1, got {args.max_demos}")
+    return args
+
+
+@dataclass
+class Demos:
+    """Per-episode float32 arrays: obs[k] (T_k, D) observed before actions[k] (T_k, A)."""
+
+    obs: list[np.ndarray]
+    actions: list[np.ndarray]
+    task_id: str
+    make_kwargs: dict        # robosim.make kwargs of an env like the demos' (any num_envs)
+    diverged: int            # episodes whose re-simulated states differ from the recorded ones
+
+
+def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -> Demos:
+    """Re-simulate the demos in `path` (module docstring) into observations and actions.
+    Episodes run in their recorded env slots, one per slot at a time."""
+    traj = TrajectoryFile(path, arg="--demos")
+    episodes = [traj.episode(k) for k in range(len(traj) if max_demos is None else min(max_demos, len(traj)))]
+    if any(e.seed < 0 for e in episodes):
+        raise ValueError(f"--demos episodes must have seeds (re-simulated from a seeded reset), got seed -1 in {path!r}")
+    kwargs = {k: v for k, v in traj.env_kwargs.items() if k not in ("obs_mode", "seed")}
+    env = robosim.make(traj.task_id, num_envs=traj.num_envs, **{**traj.env_kwargs, "obs_mode": "state"})
+    per_slot = [[k for k, e in enumerate(episodes) if e.env_index == i] for i in range(env.num_envs)]
+    obs_of, diverged = [None] * len(episodes), 0
+    with tqdm(total=len(episodes), desc="re-simulate demos", unit="ep", disable=not progress) as bar:
+        for r in range(max(len(s) for s in per_slot)):
+            batch = [(i, s[r]) for i, s in enumerate(per_slot) if r < len(s)]
+            idx = torch.tensor([i for i, _ in batch])
+            obs, _ = env.reset(seed=[episodes[k].seed for _, k in batch], options={"env_idx": idx})
+            rows = {k: [] for _, k in batch}
+            error = {k: 0.0 for _, k in batch}
+            for t in range(max(episodes[k].length for _, k in batch)):
+                flat = flatten_obs(obs).numpy()
+                action = np.zeros((env.num_envs, traj.action_dim), np.float32)
+                for i, k in batch:
+                    if t < episodes[k].length:
+                        rows[k].append(flat[i])
+                        action[i] = episodes[k].actions[t]
+                obs, *_ = env.step(torch.from_numpy(action))
+                state = env.get_state().numpy()
+                for i, k in batch:
+                    if t < episodes[k].length:
+                        error[k] = max(error[k], float(np.abs(state[i] - episodes[k].states[t + 1]).max()))
+            for _, k in batch:
+                obs_of[k] = np.stack(rows[k])
+                diverged += error[k] > 0
+            bar.update(len(batch))
+    env.close()
+    return Demos(obs_of, [e.actions for e in episodes], traj.task_id, kwargs, diverged)
+
+
+class Normalizer(nn.Module):
+    """x -> (x - mean) / std, std floored at 1e-2 (constant features stay finite)."""
+
+    def __init__(self, data: torch.Tensor):
+        super().__init__()
+        self.register_buffer("mean", data.mean(0))
+        self.register_buffer("std", data.std(0).clamp(min=1e-2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / self.std
+
+
+def mlp(n_in: int, n_out: int, hidden: int, layers: int = 3) -> nn.Sequential:
+    mods, width = [], n_in
+    for _ in range(layers):
+        mods += [nn.Linear(width, hidden), nn.ReLU()]
+        width = hidden
+    return nn.Sequential(*mods, nn.Linear(width, n_out))
+
+
+class BCPolicy(nn.Module):
+    """flat obs (N, D) -> action (N, A), clipped to the action box (what policy.pt holds)."""
+
+    def __init__(self, obs: torch.Tensor, act_dim: int, hidden: int, low: torch.Tensor, high: torch.Tensor):
+        super().__init__()
+        self.norm = Normalizer(obs)
+        self.net = mlp(obs.shape[1], act_dim, hidden)
+        self.register_buffer("low", low.float())
+        self.register_buffer("high", high.float())
+
+    def forward(self, flat_obs: torch.Tensor) -> torch.Tensor:
+        return torch.maximum(torch.minimum(self.net(self.norm(flat_obs)), self.high), self.low)
+
+
+def make_eval_env(demos: Demos, num_envs: int):
+    """An env like the demos' (task, robot, control mode, task parameters), state obs."""
+    return robosim.make(demos.task_id, num_envs=num_envs, obs_mode="state", **demos.make_kwargs)
+
+
+def run_eval(env, policy, episodes: int, seed: int) -> tuple[float, float]:
+    """(success rate, mean return) of `policy` (flat obs -> action) over seeded episodes."""
+    with torch.no_grad():
+        result = evaluate(env, policy, episodes, seed=seed)
+    return result.success_rate, sum(result.returns) / result.episodes
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    torch.manual_seed(args.seed)
+    start = time.perf_counter()
+    demos = load_demos(args.demos, args.max_demos)
+    obs = torch.from_numpy(np.concatenate(demos.obs))
+    act = torch.from_numpy(np.concatenate(demos.actions))
+    eval_env = make_eval_env(demos, args.eval_envs)
+    low, high = (torch.as_tensor(b) for b in (eval_env.single_action_space.low, eval_env.single_action_space.high))
+    policy = BCPolicy(obs, act.shape[1], args.hidden, low, high)
+    optimizer = torch.optim.Adam(policy.net.parameters(), lr=args.lr)
+    log = RunLog(args.out, vars(args), f"BC {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
+                 command=shlex.join(["python", "examples/bc.py", *(sys.argv[1:] if argv is None else argv)]))
+    log.summary.update(demos=len(demos.obs), samples=len(obs), demos_diverged=demos.diverged,
+                       load_s=round(time.perf_counter() - start, 2))
+    gen = torch.Generator().manual_seed(args.seed)
+    loss = torch.zeros(())
+    step = 0
+    with tqdm(total=args.steps, unit="step", desc=f"BC {demos.task_id}") as bar:
+        while True:
+            if step % args.eval_every == 0 or step == args.steps:
+                success, ret = run_eval(eval_env, lambda o: policy(flatten_obs(o)), args.eval_episodes, args.eval_seed)
+                save_policy(log.path("policy.pt"), policy, eval_env, extra={"algo": "bc", "grad_steps": step})
+                log.add_eval(step, time.perf_counter() - start, success, ret, loss=round(loss.item(), 6))
+                bar.set_postfix(success=f"{success:.2f}", loss=f"{loss.item():.4f}")
+                if step == args.steps or (args.stop_success is not None and success >= args.stop_success):
+                    break
+            idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
+            loss = (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            step += 1
+            bar.update(1)
+    log.summary.update(final_success=success, grad_steps=step, wall_s=round(time.perf_counter() - start, 2),
+                       torch_threads=torch.get_num_threads())
+    log.write()
+    eval_env.close()
+    print(f"final eval success {success:.2f} after {step} gradient steps, {log.summary['wall_s']} s; logs in {args.out}")
+    return log.summary
+
+
+if __name__ == "__main__":
+    main()

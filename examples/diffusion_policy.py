@@ -1,0 +1,266 @@
+"""State-based Diffusion Policy with action chunking, from robosim demos, in one file.
+
+    robosim demos generate PickCube-v1 -n 100 --out runs/pick100.h5
+    python examples/diffusion_policy.py --demos runs/pick100.h5 --steps 20000 --out runs/dp_pick
+    ROBOSIM_POLICY=runs/dp_pick/policy.pt robosim eval PickCube-v1 \\
+        --policy examples.diffusion_policy:from_env_var --episodes 20 --video runs/dp_pick/eval.mp4
+
+Chi et al.'s recipe on state observations: the noise model sees the last --obs-horizon
+observations (normalized) and a diffusion time step, and predicts the noise of a chunk of
+--pred-horizon actions (scaled to [-1, 1] per dimension); the policy executes
+--action-horizon of them, starting at the current step, then plans again. Training is
+DDPM (squared-cosine schedule, 100 steps, epsilon prediction); acting samples with DDIM
+(--ddim-steps, deterministic, the initial noise from a seeded generator). The noise
+model is an MLP with a sinusoidal time embedding. Observations come from re-simulating the
+demos (examples/bc.py load_demos). The policy keeps per-env state (observation history,
+queued actions) and starts afresh in an env whose elapsed_steps is 0, so policy.pt is
+run by this file's from_env_var factory (from the repository root, as above), not by
+robosim.rollout.checkpoint. Writes <out>/log.csv, log.json, curve.png (its "env steps"
+axis counts gradient steps), policy.pt.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import os
+import shlex
+import sys
+import time
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
+from bc import Normalizer, load_demos, make_eval_env, mlp, run_eval  # noqa: E402
+
+from robosim.record.files import write_bytes_atomic  # noqa: E402
+from robosim.rollout import RunLog, flatten_obs  # noqa: E402
+from robosim.rollout.checkpoint import ENV_VAR, env_layout  # noqa: E402
+
+FORMAT = "robosim-diffusion-policy-v1"
+TRAIN_STEPS = 100
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--demos", required=True, help="robosim demos file (.h5, robosim demos generate)")
+    p.add_argument("--max-demos", type=int, default=None, help="use only the first N episodes (default: all)")
+    p.add_argument("--obs-horizon", type=int, default=2)
+    p.add_argument("--action-horizon", type=int, default=8, help="actions executed per plan")
+    p.add_argument("--pred-horizon", type=int, default=16, help="actions predicted per plan")
+    p.add_argument("--ddim-steps", type=int, default=10)
+    p.add_argument("--steps", type=int, default=20_000, help="gradient steps")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/dp")
+    p.add_argument("--eval-every", type=int, default=2_000, help="gradient steps between evaluations")
+    p.add_argument("--eval-episodes", type=int, default=50)
+    p.add_argument("--eval-envs", type=int, default=10)
+    p.add_argument("--eval-seed", type=int, default=10_000, help="first eval episode seed (demos use 0, 1, ...)")
+    p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
+    p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default")
+    args = p.parse_args(argv)
+    for name in ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps", "steps", "batch_size",
+                 "eval_every", "eval_episodes", "eval_envs", "hidden"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.obs_horizon - 1 + args.action_horizon > args.pred_horizon:
+        p.error(f"--obs-horizon - 1 + --action-horizon must be <= --pred-horizon, got "
+                f"{args.obs_horizon} - 1 + {args.action_horizon} > {args.pred_horizon}")
+    if not 1 <= args.ddim_steps <= TRAIN_STEPS:
+        p.error(f"--ddim-steps must be in [1, {TRAIN_STEPS}], got {args.ddim_steps}")
+    return args
+
+
+def cosine_alphas_cumprod(steps: int = TRAIN_STEPS) -> torch.Tensor:
+    """alpha-bar of the squared-cosine schedule (Nichol & Dhariwal), betas capped at 0.999."""
+    f = [math.cos((t / steps + 0.008) / 1.008 * math.pi / 2) ** 2 for t in range(steps + 1)]
+    betas = torch.tensor([min(1 - f[t + 1] / f[t], 0.999) for t in range(steps)], dtype=torch.float64)
+    return torch.cumprod(1 - betas, 0).float()
+
+
+class NoiseModel(nn.Module):
+    """(noisy chunk (N, Tp*A), time step (N,), obs window (N, To*D)) -> predicted noise."""
+
+    def __init__(self, chunk_dim: int, cond_dim: int, hidden: int, emb: int = 64):
+        super().__init__()
+        self.emb = emb
+        self.net = mlp(chunk_dim + cond_dim + emb, chunk_dim, hidden)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        freqs = torch.exp(-math.log(10_000) * torch.arange(self.emb // 2) / (self.emb // 2))
+        angle = t.float()[:, None] * freqs[None]
+        return self.net(torch.cat([x, cond, angle.sin(), angle.cos()], dim=1))
+
+
+class DiffusionPolicy(nn.Module):
+    """Obs normalizer, action scaling and the noise model; sample() runs DDIM."""
+
+    def __init__(self, obs: torch.Tensor, actions: torch.Tensor, cfg: dict):
+        super().__init__()
+        self.cfg = dict(cfg)
+        self.norm = Normalizer(obs)
+        self.register_buffer("act_low", actions.min(0).values)
+        self.register_buffer("act_high", actions.max(0).values)
+        self.register_buffer("alpha_bar", cosine_alphas_cumprod())
+        a, to, tp = actions.shape[1], cfg["obs_horizon"], cfg["pred_horizon"]
+        self.model = NoiseModel(tp * a, to * obs.shape[1], cfg["hidden"])
+
+    def scale(self, actions: torch.Tensor) -> torch.Tensor:
+        span = (self.act_high - self.act_low).clamp(min=1e-6)
+        return 2 * (actions - self.act_low) / span - 1
+
+    def loss(self, obs_window: torch.Tensor, chunk: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """DDPM epsilon loss; obs_window (N, To, D) raw, chunk (N, Tp, A) raw actions."""
+        x0 = self.scale(chunk).flatten(1)
+        t = torch.randint(TRAIN_STEPS, (len(x0),), generator=gen)
+        noise = torch.randn(x0.shape, generator=gen)
+        ab = self.alpha_bar[t][:, None]
+        xt = ab.sqrt() * x0 + (1 - ab).sqrt() * noise
+        return (self.model(xt, t, self.norm(obs_window).flatten(1)) - noise).square().mean()
+
+    @torch.no_grad()
+    def sample(self, obs_window: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """Deterministic DDIM: obs_window (N, To, D) raw -> action chunk (N, Tp, A) raw."""
+        cond = self.norm(obs_window).flatten(1)
+        n, a = len(cond), len(self.act_low)
+        x = torch.randn((n, self.cfg["pred_horizon"] * a), generator=gen)
+        times = torch.linspace(TRAIN_STEPS - 1, 0, self.cfg["ddim_steps"]).round().long().tolist()
+        for k, t in enumerate(times):
+            ab = self.alpha_bar[t]
+            eps = self.model(x, torch.full((n,), t), cond)
+            x0 = ((x - (1 - ab).sqrt() * eps) / ab.sqrt()).clamp(-1, 1)
+            ab_prev = self.alpha_bar[times[k + 1]] if k + 1 < len(times) else torch.tensor(1.0)
+            x = ab_prev.sqrt() * x0 + (1 - ab_prev).sqrt() * eps
+        chunk = x.reshape(n, -1, a)
+        return self.act_low + (chunk + 1) / 2 * (self.act_high - self.act_low)
+
+
+class ChunkedPolicy:
+    """policy(obs) -> action (N, A) for robosim.record.evaluate: per env an observation
+    history and a queue of planned actions, both restarted when env.elapsed_steps is 0."""
+
+    def __init__(self, env, model: DiffusionPolicy, seed: int = 0):
+        self.env, self.model = env, model
+        self.gen = torch.Generator().manual_seed(seed)
+        n, cfg = env.num_envs, model.cfg
+        self.history: torch.Tensor | None = None          # (N, To, D)
+        self.queue = torch.zeros(n, cfg["action_horizon"], len(model.act_low))
+        self.left = torch.zeros(n, dtype=torch.long)       # queued actions not yet taken
+
+    def __call__(self, obs) -> torch.Tensor:
+        flat = flatten_obs(obs).cpu()
+        fresh = self.env.elapsed_steps.cpu() == 0
+        if self.history is None:
+            self.history = flat[:, None].repeat(1, self.model.cfg["obs_horizon"], 1)
+        self.history = torch.cat([self.history[:, 1:], flat[:, None]], dim=1)
+        self.history[fresh] = flat[fresh][:, None]
+        self.left[fresh] = 0
+        plan = (self.left == 0).nonzero().flatten()
+        if len(plan):
+            start = self.model.cfg["obs_horizon"] - 1
+            chunk = self.model.sample(self.history[plan], self.gen)
+            self.queue[plan] = chunk[:, start:start + self.queue.shape[1]]
+            self.left[plan] = self.queue.shape[1]
+        action = self.queue[torch.arange(len(flat)), self.queue.shape[1] - self.left]
+        self.left -= 1
+        return action.to(getattr(self.env, "device", "cpu"))
+
+
+def windows(obs: list[np.ndarray], actions: list[np.ndarray], to: int, tp: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every step t of every episode: obs of steps t-To+1..t, actions of t-To+1..t-To+Tp
+    (indices clamped to the episode: the first obs/action repeated before, the last after)."""
+    obs_w, act_w = [], []
+    for o, a in zip(obs, actions):
+        t = np.arange(len(a))[:, None]
+        obs_w.append(o[np.clip(t + np.arange(-to + 1, 1), 0, len(o) - 1)])
+        act_w.append(a[np.clip(t + np.arange(-to + 1, tp - to + 1), 0, len(a) - 1)])
+    return torch.from_numpy(np.concatenate(obs_w)), torch.from_numpy(np.concatenate(act_w))
+
+
+def save(path: str, model: DiffusionPolicy, env, extra: dict) -> None:
+    """policy.pt: format, config, the env layout it was trained on, the weights."""
+    data = io.BytesIO()
+    torch.save({"format": FORMAT, "config": model.cfg, "layout": env_layout(env), "extra": extra,
+                "obs_dim": int(model.norm.mean.shape[0]), "action_dim": int(model.act_low.shape[0]),
+                "state_dict": model.state_dict()}, data)
+    write_bytes_atomic(path, data.getvalue())
+
+
+def from_env_var(env) -> ChunkedPolicy:
+    """Policy factory for `robosim eval --policy examples.diffusion_policy:from_env_var`:
+    the checkpoint named by ROBOSIM_POLICY (ValueError when it is not one, or was trained
+    on another task, robot, control mode or observation layout)."""
+    import json
+
+    path = os.environ.get(ENV_VAR)
+    if not path or not os.path.isfile(path):
+        raise ValueError(f"the environment variable {ENV_VAR} must name a diffusion policy checkpoint, got {path!r}")
+    try:
+        ckpt = torch.load(path, weights_only=True)
+    except Exception as err:   # torch raises many types for a file that is not a checkpoint
+        raise ValueError(f"{ENV_VAR} {path!r} is not a diffusion policy checkpoint ({err})") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        raise ValueError(f"{ENV_VAR} {path!r} must have format {FORMAT!r}, got {getattr(ckpt, 'get', dict)('format')!r}")
+    here = json.loads(json.dumps(env_layout(env)))
+    if json.loads(json.dumps(ckpt["layout"])) != here:
+        raise ValueError(f"{ENV_VAR} {path!r} was trained on {ckpt['layout']}, but the env is {here}")
+    model = DiffusionPolicy(torch.zeros(2, ckpt["obs_dim"]), torch.zeros(2, ckpt["action_dim"]), ckpt["config"])
+    model.load_state_dict(ckpt["state_dict"])
+    return ChunkedPolicy(env, model.eval())
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    torch.manual_seed(args.seed)
+    start = time.perf_counter()
+    demos = load_demos(args.demos, args.max_demos)
+    obs_w, act_w = windows(demos.obs, demos.actions, args.obs_horizon, args.pred_horizon)
+    cfg = {k: getattr(args, k) for k in ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps", "hidden")}
+    model = DiffusionPolicy(torch.from_numpy(np.concatenate(demos.obs)), torch.from_numpy(np.concatenate(demos.actions)), cfg)
+    optimizer = torch.optim.AdamW(model.model.parameters(), lr=args.lr, weight_decay=1e-6)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
+    eval_env = make_eval_env(demos, args.eval_envs)
+    log = RunLog(args.out, vars(args), f"Diffusion Policy {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
+                 command=shlex.join(["python", "examples/diffusion_policy.py", *(sys.argv[1:] if argv is None else argv)]))
+    log.summary.update(demos=len(demos.obs), samples=len(obs_w), demos_diverged=demos.diverged,
+                       load_s=round(time.perf_counter() - start, 2))
+    gen = torch.Generator().manual_seed(args.seed)
+    loss, step = torch.zeros(()), 0
+    with tqdm(total=args.steps, unit="step", desc=f"DP {demos.task_id}") as bar:
+        while True:
+            if step % args.eval_every == 0 or step == args.steps:
+                model.eval()
+                success, ret = run_eval(eval_env, ChunkedPolicy(eval_env, model, args.seed), args.eval_episodes,
+                                        args.eval_seed)
+                model.train()
+                save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step})
+                log.add_eval(step, time.perf_counter() - start, success, ret, loss=round(loss.item(), 6))
+                bar.set_postfix(success=f"{success:.2f}", loss=f"{loss.item():.4f}")
+                if step == args.steps or (args.stop_success is not None and success >= args.stop_success):
+                    break
+            idx = torch.randint(len(obs_w), (args.batch_size,), generator=gen)
+            loss = model.loss(obs_w[idx], act_w[idx], gen)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            step += 1
+            bar.update(1)
+    log.summary.update(final_success=success, grad_steps=step, wall_s=round(time.perf_counter() - start, 2),
+                       torch_threads=torch.get_num_threads())
+    log.write()
+    eval_env.close()
+    print(f"final eval success {success:.2f} after {step} gradient steps, {log.summary['wall_s']} s; logs in {args.out}")
+    return log.summary
+
+
+if __name__ == "__main__":
+    main()
