@@ -23,7 +23,7 @@ import tempfile
 import numpy as np
 
 import robosim
-from robosim.agents import CONTROL_MODES, list_robots
+from robosim.agents import CONTROL_MODES, get_robot_spec, list_robots
 from robosim.demos.convert import convert_demos
 from robosim.demos.generate import generate_demos
 
@@ -39,12 +39,16 @@ def measure_yield(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[d
     rows = []
     for task in tasks:
         for robot in robots_of(task):
+            modes = get_robot_spec(robot).control_modes
+            mode = robosim.get_task(task).default_control_mode
+            mode = mode if mode in modes else "pd_ee_delta_pos"   # e.g. 5-DOF arms: no orientation control
             try:
-                report = generate_demos(task, num, os.path.join(tmp, "y.h5"), robot=robot, num_envs=num_envs)
+                report = generate_demos(task, num, os.path.join(tmp, "y.h5"), robot=robot, control_mode=mode,
+                                        num_envs=num_envs)
             except (ValueError, NotImplementedError) as err:   # a robot the task cannot build with
-                rows.append(dict(task=task, robot=robot, error=str(err)))
+                rows.append(dict(task=task, robot=robot, control_mode=mode, error=str(err)))
             else:
-                rows.append(dict(task=task, robot=robot, kept=report.kept, tried=report.tried,
+                rows.append(dict(task=task, robot=robot, control_mode=mode, kept=report.kept, tried=report.tried,
                                  successes=report.successes, cap_hit=report.cap_hit, seconds=report.seconds))
             print(json.dumps(rows[-1]), flush=True)
     return rows

@@ -1,0 +1,113 @@
+"""`robosim demos generate`: only successful episodes, yield and cap, the header, exact
+replay, and what an interrupted run leaves behind."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import pytest
+
+import robosim
+from robosim.cli import main
+from robosim.demos import generate_demos
+from robosim.record import TrajectoryFile, recover, replay
+from tests.demos.conftest import SEED
+
+
+def test_keeps_only_successful_episodes(demos):
+    path, report = demos
+    traj = TrajectoryFile(path, task_id="PickCube-v1")
+    episodes = [traj.episode(k) for k in range(len(traj))]
+    assert len(episodes) == report.kept == 3
+    for e in episodes:
+        assert e.success[-1] and e.terminated[-1] and e.complete
+        assert not e.success[:-1].any()          # ends at its first success
+        assert e.actions.shape == (e.length, 7)
+    seeds = [e.seed for e in episodes]
+    assert len(set(seeds)) == 3 and all(SEED <= s < SEED + report.tried for s in seeds)
+    assert report.tried >= 3 and report.successes >= 3 and not report.cap_hit
+
+
+def test_header_holds_the_full_configuration(demos):
+    path, report = demos
+    with h5py.File(path, "r") as f:
+        config = json.loads(f.attrs["demos"])
+        env_kwargs = json.loads(f.attrs["env_kwargs"])
+    env = robosim.make("PickCube-v1", num_envs=1)
+    try:
+        spec = env.randomization.spec
+    finally:
+        env.close()
+    assert config == dict(task="PickCube-v1", robot="panda", control_mode="pd_ee_delta_pose", obs_mode="state",
+                          task_params={}, randomization=spec, num_envs=2, seed=SEED, requested=3, max_tries=11,
+                          generator="robosim demos generate", kept=3, tried=report.tried,
+                          successes=report.successes, cap_hit=False)
+    assert env_kwargs["physics_isolation"] == "separate" and env_kwargs["robot"] == "panda"
+    assert env_kwargs["seed"] == [SEED, SEED + 1]   # asset build seeds
+
+
+def test_generated_file_replays_exactly(demos):
+    report = replay(demos[0], mode="actions")
+    assert report.episodes == 3 and report.exact
+
+
+def test_cap_stops_a_task_that_cannot_succeed(tmp_path):
+    # a 10 cm cube does not fit the Panda's 8 cm gripper: every try fails
+    out = str(tmp_path / "cap.h5")
+    code = main(["demos", "generate", "PickCube-v1", "-n", "1", "--num-envs", "2", "--max-tries", "2",
+                 "--task-param", "cube_half_size=0.05", "--out", out])
+    assert code == 1
+    traj = TrajectoryFile(out)
+    assert len(traj) == 0
+    assert json.loads(traj.attrs["demos"])["cap_hit"] is True
+    assert json.loads(traj.attrs["demos"])["tried"] == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["PickCube-v1", "-n", "0"], "num (-n) must be an int >= 1, got 0"),
+    (["PickCube-v1", "-n", "-2"], "num (-n) must be an int >= 1, got -2"),
+    (["NoSuchTask-v1", "-n", "2"], "TASK must be a registered task"),
+    (["PickCube-v1", "-n", "2", "--control-mode", "pd_joint_pos"], "control_mode must be one the scripted"),
+    (["PickCube-v1", "-n", "2", "--control-mode", "fly"], "control_mode must be one the scripted"),
+    (["PickCube-v1", "-n", "2", "--robot", "koch"], "robot must be one that PickCubeTask supports"),
+    (["PickCube-v1", "-n", "2", "--task-param", "size=3"], "does not take the keyword argument(s) ['size']"),
+    (["PickCube-v1", "-n", "2", "--max-tries", "1"], "max_tries must be an int >= 2, got 1"),
+])
+def test_bad_input_is_refused_before_anything_is_written(tmp_path, capsys, argv, message):
+    out = tmp_path / "d.h5"
+    code = main(["demos", "generate", *argv, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("robosim demos: error: ") and message in err and err.count("\n") == 1
+    assert os.listdir(tmp_path) == []
+
+
+def test_interrupted_generation_leaves_no_final_file_and_recovers(tmp_path):
+    out = tmp_path / "many.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "robosim.cli", "demos", "generate", "PickCube-v1", "-n", "400",
+                             "--num-envs", "2", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        parts = []
+        while len(parts) < 2 and proc.poll() is None:   # wait for 2 finished episodes on disk
+            time.sleep(0.2)
+            parts = [os.path.join(tmp_path, d, n) for d in os.listdir(tmp_path) if d.endswith(".parts")
+                     for n in os.listdir(tmp_path / d) if n.startswith("episode_")]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err.decode()[-500:]
+    assert not out.exists()
+    kept = sorted(n for d in os.listdir(tmp_path) if d.endswith(".parts")
+                  for n in os.listdir(tmp_path / d) if n.startswith("episode_"))
+    assert len(kept) >= 2
+    report = recover(str(tmp_path))
+    assert [(dst, n) for _, dst, n in report.recovered] == [(str(out), len(kept))]
+    traj = TrajectoryFile(str(out), task_id="PickCube-v1")
+    assert all(traj.episode(k).success[-1] for k in range(len(traj)))
+    seeds = [traj.episode(k).seed for k in range(len(traj))]
+    assert len(set(seeds)) == len(seeds) and min(seeds) >= 0
