@@ -23,6 +23,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -155,47 +156,71 @@ def run_eval(env, policy, episodes: int, seed: int) -> tuple[float, float]:
     return result.success_rate, sum(result.returns) / result.episodes
 
 
-def main(argv=None) -> dict:
-    args = parse_args(argv)
+def start_run(args: argparse.Namespace, script: str, title: str, argv) -> tuple[Demos, Any, RunLog, float]:
+    """Threads and seed, the demos re-simulated, an eval env and the RunLog of a learner."""
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
     start = time.perf_counter()
     demos = load_demos(args.demos, args.max_demos)
-    obs = torch.from_numpy(np.concatenate(demos.obs))
-    act = torch.from_numpy(np.concatenate(demos.actions))
     eval_env = make_eval_env(demos, args.eval_envs)
-    low, high = (torch.as_tensor(b) for b in (eval_env.single_action_space.low, eval_env.single_action_space.high))
-    policy = BCPolicy(obs, act.shape[1], args.hidden, low, high)
-    optimizer = torch.optim.Adam(policy.net.parameters(), lr=args.lr)
-    log = RunLog(args.out, vars(args), f"BC {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
-                 command=shlex.join(["python", "examples/bc.py", *(sys.argv[1:] if argv is None else argv)]))
-    log.summary.update(demos=len(demos.obs), samples=len(obs), demos_diverged=demos.diverged,
-                       load_s=round(time.perf_counter() - start, 2))
-    gen = torch.Generator().manual_seed(args.seed)
-    loss = torch.zeros(())
-    step = 0
-    with tqdm(total=args.steps, unit="step", desc=f"BC {demos.task_id}") as bar:
+    log = RunLog(args.out, vars(args), f"{title} {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
+                 command=shlex.join(["python", script, *(sys.argv[1:] if argv is None else argv)]))
+    log.summary.update(demos=len(demos.obs), demos_diverged=demos.diverged, load_s=round(time.perf_counter() - start, 2))
+    return demos, eval_env, log, start
+
+
+def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, update: Callable[[], torch.Tensor],
+        checkpoint: Callable[[int], tuple[float, float]]) -> float:
+    """The learners' loop: `update()` is one gradient step (returns the loss); at step 0,
+    every --eval-every steps and at the end `checkpoint(step)` evaluates and saves the
+    policy, returning (success rate, mean return). Returns the last success rate."""
+    loss, step = torch.zeros(()), 0
+    with tqdm(total=args.steps, unit="step", desc=desc) as bar:
         while True:
             if step % args.eval_every == 0 or step == args.steps:
-                success, ret = run_eval(eval_env, lambda o: policy(flatten_obs(o)), args.eval_episodes, args.eval_seed)
-                save_policy(log.path("policy.pt"), policy, eval_env, extra={"algo": "bc", "grad_steps": step})
+                success, ret = checkpoint(step)
                 log.add_eval(step, time.perf_counter() - start, success, ret, loss=round(loss.item(), 6))
                 bar.set_postfix(success=f"{success:.2f}", loss=f"{loss.item():.4f}")
                 if step == args.steps or (args.stop_success is not None and success >= args.stop_success):
                     break
-            idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
-            loss = (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss = update()
             step += 1
             bar.update(1)
     log.summary.update(final_success=success, grad_steps=step, wall_s=round(time.perf_counter() - start, 2),
                        torch_threads=torch.get_num_threads())
     log.write()
+    print(f"final eval success {success:.2f} after {step} gradient steps, {log.summary['wall_s']} s; "
+          f"logs in {args.out}")
+    return success
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    demos, eval_env, log, start = start_run(args, "examples/bc.py", "BC", argv)
+    obs = torch.from_numpy(np.concatenate(demos.obs))
+    act = torch.from_numpy(np.concatenate(demos.actions))
+    low, high = (torch.as_tensor(b) for b in (eval_env.single_action_space.low, eval_env.single_action_space.high))
+    policy = BCPolicy(obs, act.shape[1], args.hidden, low, high)
+    optimizer = torch.optim.Adam(policy.net.parameters(), lr=args.lr)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
+    gen = torch.Generator().manual_seed(args.seed)
+
+    def update() -> torch.Tensor:
+        idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
+        loss = (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        return loss
+
+    def checkpoint(step: int) -> tuple[float, float]:
+        save_policy(log.path("policy.pt"), policy, eval_env, extra={"algo": "bc", "grad_steps": step})
+        return run_eval(eval_env, lambda o: policy(flatten_obs(o)), args.eval_episodes, args.eval_seed)
+
+    fit(args, log, start, f"BC {demos.task_id}", update, checkpoint)
     eval_env.close()
-    print(f"final eval success {success:.2f} after {step} gradient steps, {log.summary['wall_s']} s; logs in {args.out}")
     return log.summary
 
 

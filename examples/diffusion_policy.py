@@ -24,20 +24,17 @@ import argparse
 import io
 import math
 import os
-import shlex
 import sys
-import time
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
-from bc import Normalizer, load_demos, make_eval_env, mlp, run_eval  # noqa: E402
+from bc import Normalizer, fit, mlp, run_eval, start_run  # noqa: E402
 
 from robosim.record.files import write_bytes_atomic  # noqa: E402
-from robosim.rollout import RunLog, flatten_obs  # noqa: E402
+from robosim.rollout import flatten_obs  # noqa: E402
 from robosim.rollout.checkpoint import ENV_VAR, env_layout  # noqa: E402
 
 FORMAT = "robosim-diffusion-policy-v1"
@@ -217,48 +214,33 @@ def from_env_var(env) -> ChunkedPolicy:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
-    torch.manual_seed(args.seed)
-    start = time.perf_counter()
-    demos = load_demos(args.demos, args.max_demos)
+    demos, eval_env, log, start = start_run(args, "examples/diffusion_policy.py", "Diffusion Policy", argv)
     obs_w, act_w = windows(demos.obs, demos.actions, args.obs_horizon, args.pred_horizon)
     cfg = {k: getattr(args, k) for k in ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps", "hidden")}
-    model = DiffusionPolicy(torch.from_numpy(np.concatenate(demos.obs)), torch.from_numpy(np.concatenate(demos.actions)), cfg)
+    model = DiffusionPolicy(torch.from_numpy(np.concatenate(demos.obs)),
+                            torch.from_numpy(np.concatenate(demos.actions)), cfg)
     optimizer = torch.optim.AdamW(model.model.parameters(), lr=args.lr, weight_decay=1e-6)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
-    eval_env = make_eval_env(demos, args.eval_envs)
-    log = RunLog(args.out, vars(args), f"Diffusion Policy {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
-                 command=shlex.join(["python", "examples/diffusion_policy.py", *(sys.argv[1:] if argv is None else argv)]))
-    log.summary.update(demos=len(demos.obs), samples=len(obs_w), demos_diverged=demos.diverged,
-                       load_s=round(time.perf_counter() - start, 2))
     gen = torch.Generator().manual_seed(args.seed)
-    loss, step = torch.zeros(()), 0
-    with tqdm(total=args.steps, unit="step", desc=f"DP {demos.task_id}") as bar:
-        while True:
-            if step % args.eval_every == 0 or step == args.steps:
-                model.eval()
-                success, ret = run_eval(eval_env, ChunkedPolicy(eval_env, model, args.seed), args.eval_episodes,
-                                        args.eval_seed)
-                model.train()
-                save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step})
-                log.add_eval(step, time.perf_counter() - start, success, ret, loss=round(loss.item(), 6))
-                bar.set_postfix(success=f"{success:.2f}", loss=f"{loss.item():.4f}")
-                if step == args.steps or (args.stop_success is not None and success >= args.stop_success):
-                    break
-            idx = torch.randint(len(obs_w), (args.batch_size,), generator=gen)
-            loss = model.loss(obs_w[idx], act_w[idx], gen)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            step += 1
-            bar.update(1)
-    log.summary.update(final_success=success, grad_steps=step, wall_s=round(time.perf_counter() - start, 2),
-                       torch_threads=torch.get_num_threads())
-    log.write()
+
+    def update() -> torch.Tensor:
+        idx = torch.randint(len(obs_w), (args.batch_size,), generator=gen)
+        loss = model.loss(obs_w[idx], act_w[idx], gen)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        return loss
+
+    def checkpoint(step: int) -> tuple[float, float]:
+        save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step})
+        model.eval()
+        result = run_eval(eval_env, ChunkedPolicy(eval_env, model, args.seed), args.eval_episodes, args.eval_seed)
+        model.train()
+        return result
+
+    fit(args, log, start, f"DP {demos.task_id}", update, checkpoint)
     eval_env.close()
-    print(f"final eval success {success:.2f} after {step} gradient steps, {log.summary['wall_s']} s; logs in {args.out}")
     return log.summary
 
 
