@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 
 from robosim.randomization.events import Event, EventDraws, EventLog, merge_events, parse_events, periods_to_steps
-from robosim.randomization.targets import DESCRIPTION_PROPERTIES, resolve_target, scale_object
+from robosim.randomization.targets import DESCRIPTION_PROPERTIES, combine, resolve_target, scale_object
 
 ObjectModifier = Callable[[int, Any], Any]
 
@@ -96,7 +96,7 @@ class EventManager:
             if event.property == "scale":
                 return scale_object(obj, v[0] if event.operation in ("set", "scale") else 1.0 + v[0])
             if event.property == "density":
-                return dataclasses.replace(obj, density=_combine(obj.density, v[0], event.operation))
+                return dataclasses.replace(obj, density=combine(obj.density, v[0], event.operation))
             raise AssertionError(event.property)
         return modify
 
@@ -175,8 +175,4 @@ class EventManager:
         rows = torch.nonzero(mask).flatten()
         if len(rows):
             self._targets[event.name].apply(event, env_idx[rows], values[rows])
-
-
-def _combine(base: float, value: float, op: str) -> float:
-    return value if op == "set" else base + value if op == "add" else base * value
 

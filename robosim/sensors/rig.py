@@ -57,6 +57,23 @@ class CameraRig:
         self.sensors = SensorCameras(sim, spec.sensors) if spec.sensors else None
         self.human = HumanCamera(sim, spec.human) if spec.human is not None else None
 
+    def randomization_target(self, event, declared_cameras: Sequence[CameraConfig]):
+        """The applier of a light or camera randomization event (robosim.sensors.targets);
+        ValueError naming the event when it names a camera the task does not declare."""
+        from robosim.sensors.targets import CameraTarget, LightTarget, NoTarget
+
+        if event.kind == "light":
+            return LightTarget(self.sim)
+        declared = {c.name for c in declared_cameras} | {"human"}
+        if event.target not in declared:
+            raise ValueError(f"randomization[{event.name!r}]['target'] names camera {event.target!r}, which this "
+                             f"env does not have; known: {sorted(declared)}")
+        if event.target == "human":
+            return CameraTarget(self.human.cameras) if self.human is not None else NoTarget()
+        if self.sensors is not None and event.target in self.sensors.cameras:
+            return CameraTarget(self.sensors.cameras[event.target])
+        return NoTarget()
+
     @property
     def segmentation_ids(self) -> dict[str, int]:
         """{entity name: id} of the segmentation images (0 = background)."""

@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from robosim.sim.properties import BodyProperties, GpuRefusesBodyProperties
 from robosim.sim.pool import check_variant_column
 from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _CachedReads, checked_poses
 
@@ -26,7 +27,7 @@ def park_position(k: int, height: float) -> tuple[float, float, float]:
     return (PARK_X, PARK_Y0 + PARK_STEP * k, height)
 
 
-class GpuObjectPoolView(_CachedReads):
+class GpuObjectPoolView(GpuRefusesBodyProperties, BodyProperties, _CachedReads):
     """N envs x K variants of one rigid object on a GPU-style system."""
 
     kinematic = False

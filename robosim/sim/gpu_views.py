@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.sim.properties import GPU_REFUSED, GpuRefusesBodyProperties
 from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ActorView, ArticulationView, checked_poses
 
 
@@ -62,7 +63,7 @@ def _rows(env_idx: torch.Tensor | None, index: torch.Tensor) -> torch.Tensor:
     return index if env_idx is None else index[env_idx.to(index.device)]
 
 
-class GpuActorView(ActorView):
+class GpuActorView(GpuRefusesBodyProperties, ActorView):
     """ActorView over `cuda_rigid_body_data` rows (env frame = sub-scene frame)."""
 
     def bind(self, buffers: GpuBuffers, device: torch.device) -> None:
@@ -119,6 +120,9 @@ class GpuArticulationView(ArticulationView):
                                         for links in self.links], device=device, dtype=torch.long)
         self._targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
         self.joint_mask = self.joint_mask.to(device)
+
+    def set_drive_gains(self, i: int, gains) -> None:
+        raise ValueError(GPU_REFUSED.format(what="the drive gains", name=self.name))
 
     def qpos(self):
         return self.buffers.joints("qpos")[self.index, :self.dof]

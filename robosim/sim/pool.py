@@ -16,6 +16,7 @@ import numpy as np
 import sapien
 import torch
 
+from robosim.sim.properties import BodyProperties
 from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _as_index, _CachedReads
 
 PARK_DEPTH = 5.0   # m below the env origin; variant k parks 0.5 * k deeper
@@ -31,7 +32,7 @@ def check_variant_column(name: str, pool_size: int, state: torch.Tensor) -> None
                          f"[0, {pool_size}), got {float(k[r]):.6g}")
 
 
-class ObjectPoolView(_CachedReads):
+class ObjectPoolView(BodyProperties, _CachedReads):
     """N envs x K variants of one rigid object (see the module docstring)."""
 
     kinematic = False

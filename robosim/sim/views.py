@@ -21,6 +21,8 @@ import numpy as np
 import sapien
 import torch
 
+from robosim.sim.properties import BodyProperties, DriveGains
+
 POSE_DIM = 7
 QUAT_NORM_TOL = 1e-2   # how far from 1 a written quaternion's norm may be (set_pose and set_state alike)
 VELOCITY_DIM = 6
@@ -91,7 +93,7 @@ def _pose_array(poses: Sequence[sapien.Pose]) -> np.ndarray:
     return np.array([np.concatenate([p.p, p.q]) for p in poses], dtype=np.float32).reshape(-1, POSE_DIM)
 
 
-class ActorView(_CachedReads):
+class ActorView(BodyProperties, _CachedReads):
     """N copies of one rigid actor, one per env. `kinematic` actors carry no velocity."""
 
     def __init__(self, name: str, entities: Sequence[sapien.Entity], origins: np.ndarray,
@@ -104,6 +106,9 @@ class ActorView(_CachedReads):
             e.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent) for e in self.entities
         ]
         self.kinematic = any(b is None or b.kinematic for b in self.bodies)
+
+    def entity_of(self, env_index: int) -> sapien.Entity:
+        return self.entities[env_index]
 
     @property
     def state_dim(self) -> int:
@@ -161,7 +166,7 @@ class ActorView(_CachedReads):
             self.set_velocity(state[:, POSE_DIM:], env_idx)
 
 
-class ArticulationView(_CachedReads):
+class ArticulationView(DriveGains, _CachedReads):
     """N copies of one articulation, one per env (per-env models may differ).
 
     Joint quantities are (N, dof) float32 in rad (revolute) or m (prismatic), in
