@@ -9,12 +9,19 @@ picks each step's action from the CURRENT simulator state and the recorded targe
 T = arm/gripper drive targets of recorded state t+1:
   pd_joint_pos        arm action = T (the same targets: the step is the source's step)
   pd_joint_delta_pos  (T - q) / joint_delta, clipped to [-1, 1]
-  pd_ee_delta_pos     (FK(T).pos - FK(q).pos) / ee_max_pos, clipped
-  pd_ee_delta_pose    that, then rotation_log(R(T) R(q)^T) / ee_max_rot, clipped
+  pd_ee_delta_pos     the command e whose damped-least-squares IK step from q is
+  pd_ee_delta_pose    closest to T - q (the controller's own Jacobian and damping,
+                      inverted: ActionSolver._ee_action), / ee_max_pos and ee_max_rot
   gripper             the action whose target is T's gripper target
-(q: current arm qpos; FK: tcp pose in the env frame; scales from the robot's
-controller). After the recorded T steps the last target is held until the episode
-succeeds, fails or is truncated (max_episode_steps, as recorded). Each converted
+(q: current arm qpos; scales from the robot's controller). pd_ee_delta_pos has no
+rotation command: the orientation follows where the position-only IK takes it. A delta controller moves at most its range per step (joint_delta rad,
+ee_max_pos m, ee_max_rot rad), and the source's targets can lie further ahead (an
+end-effector step of 0.1 m can need 0.5 rad at a wrist joint). Such an arm action is
+scaled down as a whole, keeping its direction (a per-joint clip would bend the
+path), and the episode stays on that recorded target for up to MAX_WAIT more steps
+before moving to the next one: the converted demo follows the same path, slower. After
+the last recorded target, it is held until the episode succeeds, fails or is
+truncated (max_episode_steps, as recorded). Each converted
 episode that succeeds is written to `out` (robosim.record.trajectory layout, header of
 the converted env, root attribute `conversion` JSON); the report lists every
 episode's success and two errors between its final state and the source episode's:
@@ -25,6 +32,7 @@ episode's success and two errors between its final state and the source episode'
 """
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from dataclasses import dataclass, field
@@ -34,13 +42,17 @@ import torch
 
 import robosim
 from robosim.agents import CONTROL_MODES
-from robosim.agents.kinematics import matmul3, quat_to_matrix, rotation_log
+from robosim.agents.controllers import damped_least_squares
+from robosim.agents.kinematics import matvec3, quat_to_matrix
 from robosim.demos.recorder import DemoRecorder
 from robosim.envs.faults import StateLayout
 from robosim.record.files import check_output_path
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile
 
 POSE_DIM = 7   # [x, y, z, qw, qx, qy, qz] root pose at the start of an articulation's state block
+DLS_DAMPING = inspect.signature(damped_least_squares).parameters["damping"].default   # the EE controllers'
+REACH_TOL = 1e-3   # an action 0.1% beyond full scale (rounding of a full-scale source action) still reaches
+MAX_WAIT = 4   # extra steps a converted episode may spend on one recorded target it cannot reach in one
 
 
 @dataclass
@@ -88,31 +100,52 @@ class ActionSolver:
             start += view.state_dim
         dof = robot.dof
         self.targets = slice(start + POSE_DIM + 2 * dof, start + POSE_DIM + 3 * dof)
+        self.base_rot = quat_to_matrix(robot.base_quat.double())   # (3, 3) base axes -> env axes
 
-    def action(self, target_states: np.ndarray, qpos: torch.Tensor) -> torch.Tensor:
-        """float32 (M, A) actions moving robots at qpos (M, dof) toward the drive targets
-        held in target_states (M, S)."""
+    def action(self, target_states: np.ndarray, qpos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(float32 (M, A) actions, bool (M,) reached): actions moving robots at qpos
+        (M, dof) toward the drive targets held in target_states (M, S). Where the arm
+        part needs more than the controller's range (some |component| > 1), it is
+        scaled down as a whole (the direction kept, unlike a per-component clip) and
+        `reached` is False: the target is not reached in this step."""
         robot, arm = self.robot, self.robot.arm
         target = torch.from_numpy(np.ascontiguousarray(target_states[:, self.targets])).float()
         qpos = qpos.float().cpu()
         d = robot.arm_dof
         if self.mode == "pd_joint_pos":
-            parts = [target[:, :d]]
+            raw = target[:, :d]
         elif self.mode == "pd_joint_delta_pos":
-            parts = [torch.clamp((target[:, :d] - qpos[:, :d]) / arm.max_delta, -1.0, 1.0)]
+            raw = (target[:, :d] - qpos[:, :d]) / arm.max_delta
         else:
-            now, goal = robot.tcp_pose(qpos), robot.tcp_pose(target)
-            parts = [torch.clamp((goal[:, :3] - now[:, :3]) / arm.max_pos, -1.0, 1.0)]
-            if self.mode == "pd_ee_delta_pose":
-                r_now, r_goal = quat_to_matrix(now[:, 3:].double()), quat_to_matrix(goal[:, 3:].double())
-                rot = rotation_log(matmul3(r_goal, r_now.transpose(-1, -2))).float()
-                parts.append(torch.clamp(rot / arm.max_rot, -1.0, 1.0))
+            raw = self._ee_action(target[:, :d] - qpos[:, :d], qpos[:, :d])
+        if self.mode == "pd_joint_pos":
+            parts, reached = [raw], torch.ones(len(raw), dtype=torch.bool)
+        else:
+            scale = raw.abs().amax(dim=1, keepdim=True).clamp(min=1.0)
+            parts, reached = [raw / scale], scale.squeeze(1) <= 1.0 + REACH_TOL
         if robot.gripper is not None:
             g = robot.gripper
             width = target[:, d:].mean(dim=1, keepdim=True)
             parts.append(torch.clamp(2 * (width - g.closed) / (g.open - g.closed) - 1, -1.0, 1.0))
-        return torch.cat(parts, dim=1)
+        return torch.cat(parts, dim=1), reached
 
+    def _ee_action(self, step: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """Unclipped (M, 3 or 6) end-effector action (env axes) whose damped-least-squares
+        IK step at arm qpos q (M, arm_dof) is the joint step closest to `step` (M, arm_dof).
+
+        The controller's step is J^T (J J^T + l^2 I)^-1 e (J the base-frame Jacobian, e the
+        commanded [translation m, rotation vector rad]): J^T y with y = pinv(J^T) step,
+        then e = (J J^T + l^2 I) y. A step the source's own end-effector controller made
+        is in the range of J^T, so e is its command (up to rounding)."""
+        arm = self.robot.arm
+        jac, _, _ = arm.chain.jacobian(q.double())
+        if self.mode == "pd_ee_delta_pos":
+            jac = jac[:, :3]
+        jjt = jac @ jac.transpose(-1, -2)
+        y = torch.linalg.pinv(jac.transpose(-1, -2)) @ step.double().unsqueeze(-1)
+        e = ((jjt + DLS_DAMPING ** 2 * torch.eye(jjt.shape[-1], dtype=jjt.dtype)) @ y).squeeze(-1)
+        blocks = [e[:, :3] / arm.max_pos] + ([e[:, 3:] / arm.max_rot] if e.shape[1] == 6 else [])
+        return torch.cat([matvec3(self.base_rot.expand(len(b), 3, 3), b) for b in blocks], dim=1).float()
 
 def check_control_mode(arg: str, mode: str) -> str:
     if mode not in CONTROL_MODES:
@@ -186,13 +219,15 @@ def _convert_all(recorder: DemoRecorder, solver: ActionSolver, episodes: list[Ep
     n = env.num_envs
     queue = [[k for k, e in enumerate(episodes) if e.env_index == i] for i in range(n)]
     current: list[int | None] = [None] * n
-    t_of = [0] * n
+    steps = [0] * n      # converted steps of the slot's episode
+    source = [0] * n     # the recorded step whose target the slot drives toward
+    waited = [0] * n     # steps spent on that target so far
     success = [False] * n
 
     def begin(slots: list[int]) -> None:
         slots = [i for i in slots if queue[i]]
         for i in slots:
-            current[i], t_of[i], success[i] = queue[i].pop(0), 0, False
+            current[i], steps[i], source[i], waited[i], success[i] = queue[i].pop(0), 0, 0, 0, False
         if slots:
             recorder.start(slots, [episodes[current[i]].seed for i in slots],
                            [episodes[current[i]].states[0] for i in slots])
@@ -202,9 +237,9 @@ def _convert_all(recorder: DemoRecorder, solver: ActionSolver, episodes: list[Ep
         while any(k is not None for k in current):
             # an idle slot's target is where it already is
             now = env.get_state().cpu().numpy() if None in current else None
-            rows = np.stack([episodes[k].states[min(t_of[i] + 1, episodes[k].length)] if k is not None
+            rows = np.stack([episodes[k].states[min(source[i] + 1, episodes[k].length)] if k is not None
                              else now[i] for i, k in enumerate(current)])
-            action = solver.action(rows, env.robot.view.qpos())
+            action, reached = solver.action(rows, env.robot.view.qpos())
             _, _, terminated, truncated, info = recorder.step(action)
             ended = (terminated | truncated).cpu()
             won = info["success"].cpu()
@@ -212,7 +247,10 @@ def _convert_all(recorder: DemoRecorder, solver: ActionSolver, episodes: list[Ep
             for i, k in enumerate(current):
                 if k is None:
                     continue
-                t_of[i] += 1
+                steps[i] += 1
+                waited[i] += 1
+                if bool(reached[i]) or waited[i] > MAX_WAIT:   # next recorded target (time stretched)
+                    source[i], waited[i] = source[i] + 1, 0
                 success[i] = success[i] or bool(won[i])
                 if ended[i]:
                     done.append(i)
@@ -220,9 +258,8 @@ def _convert_all(recorder: DemoRecorder, solver: ActionSolver, episodes: list[Ep
                 continue
             final = env.get_state().cpu().numpy()
             for i in done:
-                results[current[i]] = (success[i], t_of[i], final[i])
+                results[current[i]] = (success[i], steps[i], final[i])
                 current[i] = None
             recorder.finish(done)
             bar.update(len(done))
             begin(done)
-
