@@ -133,7 +133,22 @@ class PoolTarget:
 
 
 def resolve_target(event, env: Any):
-    """The applier of `event` in the built env (ValueError naming the event if absent)."""
+    """The applier of `event` in the built env (ValueError naming the event if absent, or
+    when the backend cannot change the property after the build)."""
+    target = _resolve(event, env)
+    view = getattr(target, "view", None)
+    writable = getattr(view, "writable_properties", None)
+    if writable is not None and event.property not in MOTION_PROPERTIES and event.property not in writable:
+        raise ValueError(f"randomization[{event.name!r}] sets property {event.property!r} of {event.target!r}, "
+                         f"which sim_backend {env.sim.backend!r} cannot change after the build (SAPIEN's GPU PhysX "
+                         f"takes it only before gpu_init); use sim_backend 'physx_cpu' for this event")
+    return target
+
+
+MOTION_PROPERTIES = ("position", "yaw", "velocity", "variant")
+
+
+def _resolve(event, env: Any):
     sim = env.sim
     if event.kind == "object":
         if event.target not in sim.actors:

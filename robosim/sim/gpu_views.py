@@ -121,6 +121,8 @@ class GpuArticulationView(ArticulationView):
         self._targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
         self.joint_mask = self.joint_mask.to(device)
 
+    writable_properties = ()
+
     def set_drive_gains(self, i: int, gains) -> None:
         raise ValueError(GPU_REFUSED.format(what="the drive gains", name=self.name))
 

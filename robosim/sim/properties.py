@@ -21,6 +21,8 @@ GPU_REFUSED = ("{what} of {name!r} cannot change after the build on the GPU back
 class BodyProperties:
     """Mixin of the rigid-body views; needs `entity_of(i)` (env i's body in play)."""
 
+    writable_properties = ("mass", "friction", "restitution", "linear_damping", "angular_damping", "color")
+
     def _dynamic(self, i: int):
         return self.entity_of(i).find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
 
@@ -70,6 +72,8 @@ class BodyProperties:
 class GpuRefusesBodyProperties:
     """Mixin for GPU views: mass, damping and materials are build-time only there."""
 
+    writable_properties = ("color",)
+
     def set_mass(self, i: int, mass: float, inertia: np.ndarray) -> None:
         raise ValueError(GPU_REFUSED.format(what="the mass", name=self.name))
 
@@ -82,6 +86,8 @@ class GpuRefusesBodyProperties:
 
 class DriveGains:
     """Mixin of articulation views: PD drive gains per env and joint (needs `joints`)."""
+
+    writable_properties = ("stiffness", "damping")
 
     def drive_gains(self, i: int) -> list[tuple[float, float, float]]:
         """(stiffness, damping, force limit) of each active joint of env i."""
