@@ -100,8 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-envs", type=int, default=16, help="parallel envs (default: 16)")
     p.add_argument("--episodes", type=int, default=64, help="episodes to finish (default: 64)")
     p.add_argument("--seed", type=int, default=0, help="env i is seeded with seed + i (default: 0)")
-    p.add_argument("--sim-backend", default="physx_cpu", choices=["physx_cpu", "physx_cuda", "auto"],
-                   help="physics backend (default: physx_cpu)")
+    from robosim.sim.scene import SIM_BACKENDS
+
+    p.add_argument("--sim-backend", default="physx_cpu", choices=SIM_BACKENDS,
+                   help="physics backend (default: physx_cpu; physx_gpu_emulated runs the GPU code path "
+                        "on CPU PhysX, docs/gpu.md)")
     p.add_argument("--video", default="demo.mp4",
                    help="mp4 of one episode of up to 4 envs, written after the timed run (default: demo.mp4)")
     p.add_argument("--no-video", dest="video", action="store_const", const=None, help="do not write a video")

@@ -174,7 +174,10 @@ def add_eval_command(sub) -> None:
     p.add_argument("--trajectory", help="write an HDF5 trajectory (replayable with robosim replay)")
     p.add_argument("--obs-mode", default="state", help="obs mode passed to the policy (default: state)")
     p.add_argument("--control-mode", default=None, help="control mode (default: the task's)")
-    p.add_argument("--sim-backend", default="physx_cpu", help="physics backend (default: physx_cpu)")
+    from robosim.sim.scene import SIM_BACKENDS
+
+    p.add_argument("--sim-backend", default="physx_cpu", choices=SIM_BACKENDS,
+                   help="physics backend (default: physx_cpu)")
     p.add_argument("--render-size", type=_size, default=(256, 256), help="video tile size WxH (default 256x256)")
     p.add_argument("--render-lod", default="auto", help="auto | full | low (default: auto)")
     p.add_argument("--camera", type=_camera, default=None, metavar="JSON",
