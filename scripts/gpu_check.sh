@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One-command GPU check of robosim's physx_cuda backend (issue 11).
 #
-#   scripts/gpu_check.sh            set up, run the GPU suite (tests/gpu) in a fresh
-#                                   process, then the physx_cuda benchmark rows
+#   scripts/gpu_check.sh            set up, run the emulated GPU suite with every tensor on
+#                                   CUDA, then the GPU suite (tests/gpu) in a fresh process
+#                                   (device handling, CPU physics to CUDA tensors, cameras,
+#                                   the real physx_cuda tests where the library is present),
+#                                   then the physx_cuda benchmark rows
 #   scripts/gpu_check.sh --pack     on a machine WITH internet: build .gpu/, the offline
 #                                   bundle a GPU machine without internet installs from
 #   scripts/gpu_check.sh --no-bench skip the benchmark
@@ -134,10 +137,17 @@ fi
 if [ -f "$LIBDIR/libPhysXGpu_64.so" ]; then log "PhysX GPU library: $LIBDIR/libPhysXGpu_64.so"
 else log "PhysX GPU library MISSING at $LIBDIR (offline and not in the bundle): physx_cuda tests will be skipped"; fi
 
-# ---- GPU suite: a fresh process, nothing else imported first ----------------------------------
+# ---- 3. the emulated GPU system with every buffer on CUDA (no PhysX GPU library needed) -----
+log "emulated suite: physx_gpu_emulated with sim_device=cuda (the GPU code path, CUDA tensors, CPU PhysX)"
+ROBOSIM_TEST_SIM_DEVICE=cuda "$PY" -m pytest -p no:cacheprovider -q -rs \
+  tests/sim/test_gpu_emulation.py tests/envs/test_emulated_backend.py 2>&1 | tee "$OUTDIR/pytest_emulated_cuda.txt"
+EMULATED=${PIPESTATUS[0]}
+
+# ---- 4. GPU suite: a fresh process, nothing else imported first ----------------------------------
 log "GPU suite: pytest tests/gpu (skips are listed with their reasons)"
 "$PY" -m pytest -p no:cacheprovider -v -rs tests/gpu 2>&1 | tee "$OUTDIR/pytest_gpu.txt"
 SUITE=${PIPESTATUS[0]}
+[ "$SUITE" = 0 ] && SUITE=$EMULATED
 
 # ---- benchmark rows on physx_cuda (each case in its own process) --------------------------------
 if [ "$BENCH" = 1 ] && [ ! -f "$LIBDIR/libPhysXGpu_64.so" ]; then
@@ -147,7 +157,13 @@ elif [ "$BENCH" = 1 ]; then
   "$PY" - "$OUTDIR/bench_cuda.json" <<'PY' 2>&1 | tee "$OUTDIR/bench_cuda.txt"
 import sys
 from robosim.bench.runner import BenchConfig, format_cuda_report, run_cuda, write_json_atomic
-cfg = BenchConfig(repeats=3, sim_backends=("physx_cuda",), cuda_num_envs=(1024, 4096, 16384))
+try:   # the offline bundle's slimmed mani_skill registers no tasks: no ManiSkill3 rows then
+    import gymnasium, mani_skill.envs  # noqa: F401
+    maniskill = "PickCube-v1" in gymnasium.registry
+except Exception:  # noqa: BLE001
+    maniskill = False
+print("ManiSkill3 rows:", "run" if maniskill else "not run (mani_skill registers no PickCube-v1 here)")
+cfg = BenchConfig(repeats=3, sim_backends=("physx_cuda",), cuda_num_envs=(1024, 4096, 16384), maniskill=maniskill)
 doc = run_cuda(cfg)
 print(format_cuda_report(doc))
 write_json_atomic(doc, sys.argv[1])

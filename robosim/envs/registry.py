@@ -105,11 +105,24 @@ def import_modules(names: list[str] | None, search_cwd: bool = False) -> None:
 def make(task_id: "str | type[Task]", **kwargs):
     """Build a BaseEnv for `task_id` (a registered id, 'package.module:TaskClass', or a Task
     subclass itself); kwargs as BaseEnv.__init__ (num_envs, obs_mode, ...) plus the task's
-    own parameters (Task.parameters)."""
+    own parameters (Task.parameters).
+
+    device: where step and reset hand their tensors over. None: where the physics state
+    lives (env.device). "cuda" with a CPU backend: CUDA tensors from CPU physics
+    (robosim.envs.device_transfer.DeviceOutputs)."""
     from robosim.envs.base_env import BaseEnv
 
+    device = kwargs.pop("device", None)
     task = task_id if isinstance(task_id, type) and issubclass(task_id, Task) else get_task(task_id)
-    return BaseEnv(task, **kwargs)
+    if device is None:
+        return BaseEnv(task, **kwargs)
+    from robosim.envs.device_transfer import DeviceOutputs, check_output_device
+
+    device = check_output_device(device)      # refused before anything is built
+    env = BaseEnv(task, **kwargs)
+    if device.type == env.device.type and device.index in (None, env.device.index):
+        return env
+    return DeviceOutputs(env, device)
 
 
 def register_gym_ids() -> None:

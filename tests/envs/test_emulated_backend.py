@@ -11,6 +11,8 @@ PickCube after 30 steps, docs/gpu.md), so later steps are compared by task outco
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -19,7 +21,8 @@ import robosim
 from robosim.record import RecordEpisode, replay
 from robosim.vector import make_vec
 
-EMU = dict(sim_backend="physx_gpu_emulated")
+# scripts/gpu_check.sh runs this file again with every buffer and tensor on CUDA
+EMU = dict(sim_backend="physx_gpu_emulated", sim_device=os.environ.get("ROBOSIM_TEST_SIM_DEVICE", "cpu"))
 SEED = 0
 
 
@@ -43,7 +46,7 @@ def test_every_task_is_solved_and_starts_as_on_cpu(task_id):
     try:
         emulated.reset(seed=SEED)
         cpu.reset(seed=SEED)
-        assert (emulated.get_state() - cpu.get_state()).abs().max() < 1e-5
+        assert (emulated.get_state().cpu() - cpu.get_state()).abs().max() < 1e-5
         assert _rollout(emulated).all(), f"{task_id}'s scripted solution failed on physx_gpu_emulated"
     finally:
         emulated.close()
@@ -157,7 +160,8 @@ def test_cameras_render_what_the_cpu_backend_renders():
         try:
             obs, _ = env.reset(seed=SEED)
             seg = env.cameras.sensors.capture(["segmentation"])
-            images.append((obs["sensor_data"], seg))
+            to_cpu = lambda tree: {c: {k: v.cpu() for k, v in d.items()} for c, d in tree.items()}  # noqa: E731
+            images.append((to_cpu(obs["sensor_data"]), to_cpu(seg)))
         finally:
             env.close()
     (emu, emu_seg), (cpu, cpu_seg) = images

@@ -4,6 +4,7 @@ ignored write that SAPIEN 3.0.3 gives (docs/gpu.md lists each rule's source line
 from __future__ import annotations
 
 import logging
+import os
 
 import pytest
 import sapien
@@ -15,10 +16,11 @@ from robosim.sim.gpu_scene import GpuSimScene
 from robosim.sim.objects import ArticulationModel, Box, Joint, Link, RigidObject
 
 N = 3
+SIM_DEVICE = os.environ.get("ROBOSIM_TEST_SIM_DEVICE", "cpu")   # scripts/gpu_check.sh: cuda
 
 
 def _scene(render: bool = False, finalize: bool = True) -> GpuSimScene:
-    sim = GpuSimScene(N, 100, render=render, backend="physx_gpu_emulated")
+    sim = GpuSimScene(N, 100, render=render, backend="physx_gpu_emulated", sim_device=SIM_DEVICE)
     sim.add_ground()
     sim.add_object("cube", RigidObject([Box(0.02)], pose=(0.1, 0.0, 0.02)))
     sim.add_object("wall", RigidObject([Box(0.05)], pose=(0.0, 0.3, 0.05), body="static"))
@@ -47,7 +49,7 @@ def test_buffers_have_sapiens_row_layout_and_padding(sim):
     cube_rows = sim.actors["cube"].index.tolist()
     assert cube_rows == sorted(cube_rows) and max(cube_rows) < N      # bodies first
     links = sim.articulations["lever"].link_index
-    assert torch.equal(links, N + torch.arange(N)[:, None] * 2 + torch.arange(2)[None, :])
+    assert torch.equal(links.cpu(), N + torch.arange(N)[:, None] * 2 + torch.arange(2)[None, :])
 
 
 def test_a_buffer_is_stale_after_a_step_until_fetched(sim):
