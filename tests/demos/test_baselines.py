@@ -75,9 +75,9 @@ def test_diffusion_policy_checkpoint_runs_in_robosim_eval(demos, tmp_path, monke
     _eval_cli(monkeypatch, tmp_path, os.path.join(out, "policy.pt"), "examples.diffusion_policy:from_env_var")
 
 
-def test_bc_on_ten_reach_demos_beats_random_actions(tmp_path):
+def test_bc_on_twenty_reach_demos_beats_random_actions(tmp_path):
     path = str(tmp_path / "reach.h5")
-    generate_demos("Reach-v1", 10, path, num_envs=2, seed=0)
+    generate_demos("Reach-v1", 20, path, num_envs=2, seed=0)
     summary = bc.main(["--demos", path, "--out", str(tmp_path / "bc"), "--steps", "500", "--eval-every", "500",
                        "--eval-episodes", "20", "--eval-envs", "10", "--seed", "0"])
     env = robosim.make("Reach-v1", num_envs=10)
@@ -85,5 +85,6 @@ def test_bc_on_ten_reach_demos_beats_random_actions(tmp_path):
         random_success = evaluate(env, random_policy(env, seed=0), 20, seed=10_000).success_rate
     finally:
         env.close()
-    # measured: 0.40 (8 of 20) against 0.00 for uniform random actions on the same seeds
-    assert summary["final_success"] >= random_success + 0.25
+    # measured: 0.90 (18 of 20 episodes) against 0.10 for uniform random actions on the same seeds
+    # (10 demos give 0.40: too few to cover the goal space)
+    assert summary["final_success"] >= 0.7 and summary["final_success"] >= random_success + 0.5
