@@ -5,11 +5,15 @@ the emulated backend). Here: SAPIEN 3.0.3 loads `libPhysXGpu_64.so` from
 ~/.sapien/physx/<version>/ when `sapien.physx.enable_gpu()` runs, and that call must
 come before any PhysX object exists in the process (else "GPU PhysX can only be
 enabled once before any other code involving PhysX"). SAPIEN downloads the library on
-first use with no timeout; robosim never lets it, and says where to put the file.
+first use with no timeout; robosim fetches it itself, with a timeout, and when that
+fails says which file to put where.
 """
 from __future__ import annotations
 
 import platform
+import shutil
+import urllib.request
+import zipfile
 from pathlib import Path
 
 import sapien
@@ -28,6 +32,34 @@ def physx_gpu_library_url() -> str:
     return _LIB_URL.format(v=sapien.physx.version())
 
 
+FETCH_TIMEOUT_S = 120.0   # SAPIEN's own download has none: a silent hang offline
+
+
+def fetch_physx_gpu_library(url: str | None = None, timeout: float = FETCH_TIMEOUT_S) -> Path:
+    """Download and unpack SAPIEN's PhysX GPU library where SAPIEN loads it from (what
+    SAPIEN does on first use, with a timeout). RuntimeError naming the file, the URL and
+    the directory to unzip it into when the download fails (an offline machine)."""
+    lib = physx_gpu_library()
+    url = physx_gpu_library_url() if url is None else url
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    archive = lib.parent / "linux-so.zip.part"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response, open(archive, "wb") as out:
+            shutil.copyfileobj(response, out)
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(lib.parent)
+    except (OSError, zipfile.BadZipFile, ValueError) as err:
+        raise RuntimeError(
+            f"physx_cuda needs SAPIEN's PhysX GPU library {lib.name} at {lib}, which is missing, and fetching it "
+            f"from {url} failed ({type(err).__name__}: {err}): on a machine with internet access download that "
+            f"zip and unzip it into {lib.parent} (scripts/gpu_check.sh --pack bundles it)") from None
+    finally:
+        archive.unlink(missing_ok=True)
+    if not lib.exists():
+        raise RuntimeError(f"{url} unpacked into {lib.parent} but holds no {lib.name}")
+    return lib
+
+
 def enable_physx_gpu() -> None:
     """Enable GPU PhysX for this process, or raise a RuntimeError/ValueError saying why
     it cannot and what to do. Idempotent."""
@@ -39,10 +71,7 @@ def enable_physx_gpu() -> None:
         raise RuntimeError(f"physx_cuda is supported on Linux x86_64 only, got {platform.system()} {platform.machine()}")
     lib = physx_gpu_library()
     if not lib.exists():
-        raise RuntimeError(
-            f"physx_cuda needs SAPIEN's PhysX GPU library at {lib}, which is missing: download "
-            f"{physx_gpu_library_url()} and unzip it into {lib.parent} (scripts/gpu_check.sh does this "
-            f"on a machine with internet access)")
+        fetch_physx_gpu_library()
     try:
         sapien.physx.enable_gpu()
     except RuntimeError as err:

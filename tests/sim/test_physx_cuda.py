@@ -11,7 +11,7 @@ import torch
 import robosim
 from robosim.sim import resolve_backend
 from robosim.sim.gpu_scene import scene_offsets
-from robosim.sim.physx_cuda import enable_physx_gpu, physx_gpu_library
+from robosim.sim.physx_cuda import enable_physx_gpu, fetch_physx_gpu_library, physx_gpu_library
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without CUDA")
 
@@ -42,3 +42,13 @@ def test_sub_scene_offsets_form_a_centred_grid():
     assert torch.equal(offsets, expected)
     big = scene_offsets(16384)      # 128 x 128: every pair of envs at least 4 m apart
     assert len(torch.unique(big, dim=0)) == 16384 and big.abs().max() <= 4.0 * 64
+
+
+def test_an_offline_library_fetch_fails_fast_and_says_where_to_put_the_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))           # never touch the real ~/.sapien
+    with pytest.raises(RuntimeError) as err:
+        fetch_physx_gpu_library("http://127.0.0.1:9/linux-so.zip", timeout=5)
+    text = str(err.value)
+    assert "libPhysXGpu_64.so" in text and "http://127.0.0.1:9/linux-so.zip" in text
+    assert str(tmp_path / ".sapien" / "physx") in text and "unzip it into" in text
+    assert not list((tmp_path / ".sapien").rglob("*.part"))     # nothing half-written left behind
