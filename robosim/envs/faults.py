@@ -42,25 +42,29 @@ JOINT_LIMIT_MARGIN = 0.1     # rad or m
 
 
 class StateLayout:
-    """Column indices of the physics state (N, S) of a SimScene: positions (K, 3),
-    quaternions (Q, 4), linear / angular velocities (3 each) and joint blocks."""
+    """Column indices of the physics state (N, S) of a SimScene, from its named columns
+    (`sim.state_layout()`): positions (K, 3), quaternions (Q, 4), linear / angular
+    velocities (3 each) and joint blocks."""
 
     def __init__(self, sim):
         pos, quat, lin, ang, qpos, qvel, low, high = [], [], [], [], [], [], [], []
+        columns = sim.state_layout()
         start = 0
         for view in sim._views():
-            pos.append(list(range(start, start + 3)))
-            quat.append(list(range(start + 3, start + 7)))
-            if hasattr(view, "dof"):                 # articulation: root pose, qpos, qvel, targets
-                d = view.dof
-                qpos += range(start + 7, start + 7 + d)
-                qvel += range(start + 7 + d, start + 7 + 2 * d)
+            cols = columns[view.name]
+            pose = cols.get("pose", cols.get("root_pose"))
+            pos.append(list(range(pose.start, pose.start + 3)))
+            quat.append(list(range(pose.start + 3, pose.stop)))
+            if "qpos" in cols:                       # articulation: root pose, qpos, qvel, targets
+                qpos += range(cols["qpos"].start, cols["qpos"].stop)
+                qvel += range(cols["qvel"].start, cols["qvel"].stop)
                 limits = view.qlimits_per_env()      # (N, dof, 2)
                 low.append(limits[..., 0])
                 high.append(limits[..., 1])
-            elif not view.kinematic:                 # dynamic actor: pose, linear, angular velocity
-                lin.append(list(range(start + 7, start + 10)))
-                ang.append(list(range(start + 10, start + 13)))
+            elif "velocity" in cols:                 # dynamic actor: linear, angular velocity
+                v = cols["velocity"].start
+                lin.append(list(range(v, v + 3)))
+                ang.append(list(range(v + 3, v + 6)))
             start += view.state_dim
         self.state_dim = start
         self.names = [view.name for view in sim._views()]

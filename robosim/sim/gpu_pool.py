@@ -67,6 +67,11 @@ class GpuObjectPoolView(GpuRefusesBodyProperties, BodyProperties, _CachedReads):
     def state_dim(self) -> int:
         return 1 + POSE_DIM + VELOCITY_DIM
 
+    def state_columns(self) -> dict[str, slice]:
+        """Named columns: the active variant's pose and velocity, then its index."""
+        return {"pose": slice(0, POSE_DIM), "velocity": slice(POSE_DIM, POSE_DIM + VELOCITY_DIM),
+                "variant": slice(POSE_DIM + VELOCITY_DIM, POSE_DIM + VELOCITY_DIM + 1)}
+
     def _active_rows(self, env_idx: torch.Tensor | None) -> torch.Tensor:
         rows = self.rows.gather(1, self._active[:, None]).flatten()
         return rows if env_idx is None else rows[env_idx.to(self.device)]

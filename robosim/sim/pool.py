@@ -69,6 +69,11 @@ class ObjectPoolView(BodyProperties, _CachedReads):
     def state_dim(self) -> int:
         return 1 + POSE_DIM + VELOCITY_DIM
 
+    def state_columns(self) -> dict[str, slice]:
+        """Named columns: the active variant's pose and velocity, then its index."""
+        return {"pose": slice(0, POSE_DIM), "velocity": slice(POSE_DIM, POSE_DIM + VELOCITY_DIM),
+                "variant": slice(POSE_DIM + VELOCITY_DIM, POSE_DIM + VELOCITY_DIM + 1)}
+
     def _park(self, i: int, k: int) -> None:
         body = self.bodies[i][k]
         for shape in body.get_collision_shapes():

@@ -263,6 +263,17 @@ class SimScene(SceneBuilding):
     def state_dim(self) -> int:
         return sum(v.state_dim for v in self._views())
 
+    def state_layout(self) -> dict[str, dict[str, slice]]:
+        """Named columns of get_state(): {view name: {kind: slice of the state row}}.
+        Kinds: pose and velocity (rigid objects; velocity unless kinematic), variant
+        (object pools), root_pose, qpos, qvel, drive_targets (articulations)."""
+        layout, start = {}, 0
+        for view in self._views():
+            layout[view.name] = {kind: slice(start + c.start, start + c.stop)
+                                 for kind, c in view.state_columns().items()}
+            start += view.state_dim
+        return layout
+
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, state_dim) physics state of env_idx (all when None), env frame."""
         return torch.cat([v.get_state(env_idx) for v in self._views()], dim=1)

@@ -114,6 +114,13 @@ class ActorView(BodyProperties, _CachedReads):
     def state_dim(self) -> int:
         return POSE_DIM if self.kinematic else POSE_DIM + VELOCITY_DIM
 
+    def state_columns(self) -> dict[str, slice]:
+        """Named columns of this view's state rows: pose, and velocity unless kinematic."""
+        cols = {"pose": slice(0, POSE_DIM)}
+        if not self.kinematic:
+            cols["velocity"] = slice(POSE_DIM, POSE_DIM + VELOCITY_DIM)
+        return cols
+
     def pose(self) -> torch.Tensor:
         """float32 (N, 7) pose in each env's frame."""
         return self._read("pose", self._read_pose)
@@ -200,6 +207,12 @@ class ArticulationView(DriveGains, _CachedReads):
     def state_dim(self) -> int:
         """root pose (7), then qpos, qvel and drive targets (dof each)."""
         return POSE_DIM + 3 * self.dof
+
+    def state_columns(self) -> dict[str, slice]:
+        """Named columns of this view's state rows."""
+        d = self.dof
+        return {"root_pose": slice(0, POSE_DIM), "qpos": slice(POSE_DIM, POSE_DIM + d),
+                "qvel": slice(POSE_DIM + d, POSE_DIM + 2 * d), "drive_targets": slice(POSE_DIM + 2 * d, POSE_DIM + 3 * d)}
 
     def qlimits(self) -> torch.Tensor:
         """float32 (dof, 2) joint limits [low, high] (all envs share one model)."""

@@ -211,3 +211,20 @@ def test_vector_env_autoresets():
         assert ended >= 2       # 50-step episodes: both envs ended and went on
     finally:
         vec.close()
+
+
+@pytest.mark.parametrize("backend", [EMU, dict(sim_backend="physx_cpu")], ids=["emulated", "physx_cpu"])
+def test_state_layout_names_every_column(backend):
+    env = robosim.make("PickObject-v1", num_envs=2, **backend)
+    try:
+        env.reset(seed=SEED)
+        layout, state = env.sim.state_layout(), env.sim.get_state()
+        covered = sorted(i for cols in layout.values() for c in cols.values() for i in range(c.start, c.stop))
+        assert covered == list(range(env.sim.state_dim))            # every column once
+        robot = env.robot.view
+        assert torch.equal(state[:, layout[robot.name]["qpos"]], robot.qpos())
+        pool = env.sim.actors["object"]
+        assert torch.equal(state[:, layout["object"]["pose"]], pool.pose())
+        assert state[:, layout["object"]["variant"]].flatten().tolist() == [float(k) for k in pool.active]
+    finally:
+        env.close()
