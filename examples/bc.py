@@ -36,28 +36,39 @@ from robosim.record.trajectory import TrajectoryFile
 from robosim.rollout import RunLog, flatten_obs, save_policy
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
+    """The options both learners take (demos, optimisation, evaluation)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--demos", required=True, help="robosim demos file (.h5, robosim demos generate)")
     p.add_argument("--max-demos", type=int, default=None, help="use only the first N episodes (default: all)")
     p.add_argument("--steps", type=int, default=20_000, help="gradient steps")
     p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (cosine decay to 0)")
+    p.add_argument("--hidden", type=int, default=hidden, help="MLP width")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="runs/bc")
+    p.add_argument("--out", default=out)
     p.add_argument("--eval-every", type=int, default=2_000, help="gradient steps between evaluations")
     p.add_argument("--eval-episodes", type=int, default=50)
     p.add_argument("--eval-envs", type=int, default=10)
     p.add_argument("--eval-seed", type=int, default=10_000, help="first eval episode seed (demos use 0, 1, ...)")
     p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
-    p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default")
-    args = p.parse_args(argv)
-    for name in ("steps", "batch_size", "eval_every", "eval_episodes", "eval_envs", "hidden"):
+    p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slower next to PhysX on 2 cores)")
+    return p
+
+
+def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: tuple[str, ...] = ()) -> None:
+    """p.error for any of the common sizes or `names` below 1."""
+    for name in ("steps", "batch_size", "eval_every", "eval_episodes", "eval_envs", "hidden", *names):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.max_demos is not None and args.max_demos < 1:
         p.error(f"--max-demos must be >= 1, got {args.max_demos}")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = learner_parser(__doc__, hidden=256, out="runs/bc")
+    args = p.parse_args(argv)
+    check_positive(p, args)
     return args
 
 
@@ -78,7 +89,8 @@ def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -
     traj = TrajectoryFile(path, arg="--demos")
     episodes = [traj.episode(k) for k in range(len(traj) if max_demos is None else min(max_demos, len(traj)))]
     if any(e.seed < 0 for e in episodes):
-        raise ValueError(f"--demos episodes must have seeds (re-simulated from a seeded reset), got seed -1 in {path!r}")
+        raise ValueError(f"--demos episodes must have seeds (re-simulated from a seeded reset), got seed -1 "
+                         f"in {path!r}")
     kwargs = {k: v for k, v in traj.env_kwargs.items() if k not in ("obs_mode", "seed")}
     env = robosim.make(traj.task_id, num_envs=traj.num_envs, **{**traj.env_kwargs, "obs_mode": "state"})
     per_slot = [[k for k, e in enumerate(episodes) if e.env_index == i] for i in range(env.num_envs)]
@@ -166,15 +178,21 @@ def start_run(args: argparse.Namespace, script: str, title: str, argv) -> tuple[
     eval_env = make_eval_env(demos, args.eval_envs)
     log = RunLog(args.out, vars(args), f"{title} {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
                  command=shlex.join(["python", script, *(sys.argv[1:] if argv is None else argv)]))
-    log.summary.update(demos=len(demos.obs), demos_diverged=demos.diverged, load_s=round(time.perf_counter() - start, 2))
+    log.summary.update(demos=len(demos.obs), demos_diverged=demos.diverged,
+                       load_s=round(time.perf_counter() - start, 2))
     return demos, eval_env, log, start
 
 
-def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, update: Callable[[], torch.Tensor],
+def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, params,
+        batch_loss: Callable[[torch.Generator], torch.Tensor],
         checkpoint: Callable[[int], tuple[float, float]]) -> float:
-    """The learners' loop: `update()` is one gradient step (returns the loss); at step 0,
-    every --eval-every steps and at the end `checkpoint(step)` evaluates and saves the
-    policy, returning (success rate, mean return). Returns the last success rate."""
+    """The learners' loop: AdamW on `params` (--lr, cosine decay over --steps) minimizing
+    `batch_loss(gen)` (a seeded generator draws the batch); at step 0, every --eval-every
+    steps and at the end `checkpoint(step)` evaluates and saves the policy, returning
+    (success rate, mean return). Returns the last success rate."""
+    optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=1e-6)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
+    gen = torch.Generator().manual_seed(args.seed)
     loss, step = torch.zeros(()), 0
     with tqdm(total=args.steps, unit="step", desc=desc) as bar:
         while True:
@@ -184,7 +202,11 @@ def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, update: 
                 bar.set_postfix(success=f"{success:.2f}", loss=f"{loss.item():.4f}")
                 if step == args.steps or (args.stop_success is not None and success >= args.stop_success):
                     break
-            loss = update()
+            loss = batch_loss(gen)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
             step += 1
             bar.update(1)
     log.summary.update(final_success=success, grad_steps=step, wall_s=round(time.perf_counter() - start, 2),
@@ -202,24 +224,16 @@ def main(argv=None) -> dict:
     act = torch.from_numpy(np.concatenate(demos.actions))
     low, high = (torch.as_tensor(b) for b in (eval_env.single_action_space.low, eval_env.single_action_space.high))
     policy = BCPolicy(obs, act.shape[1], args.hidden, low, high)
-    optimizer = torch.optim.Adam(policy.net.parameters(), lr=args.lr)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
-    gen = torch.Generator().manual_seed(args.seed)
 
-    def update() -> torch.Tensor:
+    def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
-        loss = (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        return loss
+        return (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
 
     def checkpoint(step: int) -> tuple[float, float]:
         save_policy(log.path("policy.pt"), policy, eval_env, extra={"algo": "bc", "grad_steps": step})
         return run_eval(eval_env, lambda o: policy(flatten_obs(o)), args.eval_episodes, args.eval_seed)
 
-    fit(args, log, start, f"BC {demos.task_id}", update, checkpoint)
+    fit(args, log, start, f"BC {demos.task_id}", policy.net.parameters(), batch_loss, checkpoint)
     eval_env.close()
     return log.summary
 

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
-from bc import Normalizer, fit, mlp, run_eval, start_run  # noqa: E402
+from bc import Normalizer, check_positive, fit, learner_parser, mlp, run_eval, start_run  # noqa: E402
 
 from robosim.record.files import write_bytes_atomic  # noqa: E402
 from robosim.rollout import flatten_obs  # noqa: E402
@@ -42,34 +42,17 @@ TRAIN_STEPS = 100
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--demos", required=True, help="robosim demos file (.h5, robosim demos generate)")
-    p.add_argument("--max-demos", type=int, default=None, help="use only the first N episodes (default: all)")
-    p.add_argument("--obs-horizon", type=int, default=2)
+    p = learner_parser(__doc__, hidden=512, out="runs/dp")
+    p.add_argument("--obs-horizon", type=int, default=2, help="observations the noise model sees")
     p.add_argument("--action-horizon", type=int, default=8, help="actions executed per plan")
     p.add_argument("--pred-horizon", type=int, default=16, help="actions predicted per plan")
-    p.add_argument("--ddim-steps", type=int, default=10)
-    p.add_argument("--steps", type=int, default=20_000, help="gradient steps")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--hidden", type=int, default=512)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="runs/dp")
-    p.add_argument("--eval-every", type=int, default=2_000, help="gradient steps between evaluations")
-    p.add_argument("--eval-episodes", type=int, default=50)
-    p.add_argument("--eval-envs", type=int, default=10)
-    p.add_argument("--eval-seed", type=int, default=10_000, help="first eval episode seed (demos use 0, 1, ...)")
-    p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
-    p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default")
+    p.add_argument("--ddim-steps", type=int, default=10, help=f"DDIM sampling steps (of {TRAIN_STEPS} DDPM steps)")
     args = p.parse_args(argv)
-    for name in ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps", "steps", "batch_size",
-                 "eval_every", "eval_episodes", "eval_envs", "hidden"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    check_positive(p, args, ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps"))
     if args.obs_horizon - 1 + args.action_horizon > args.pred_horizon:
         p.error(f"--obs-horizon - 1 + --action-horizon must be <= --pred-horizon, got "
                 f"{args.obs_horizon} - 1 + {args.action_horizon} > {args.pred_horizon}")
-    if not 1 <= args.ddim_steps <= TRAIN_STEPS:
+    if args.ddim_steps > TRAIN_STEPS:
         p.error(f"--ddim-steps must be in [1, {TRAIN_STEPS}], got {args.ddim_steps}")
     return args
 
@@ -203,7 +186,8 @@ def from_env_var(env) -> ChunkedPolicy:
     except Exception as err:   # torch raises many types for a file that is not a checkpoint
         raise ValueError(f"{ENV_VAR} {path!r} is not a diffusion policy checkpoint ({err})") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise ValueError(f"{ENV_VAR} {path!r} must have format {FORMAT!r}, got {getattr(ckpt, 'get', dict)('format')!r}")
+        got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise ValueError(f"{ENV_VAR} {path!r} must have format {FORMAT!r}, got {got!r}")
     here = json.loads(json.dumps(env_layout(env)))
     if json.loads(json.dumps(ckpt["layout"])) != here:
         raise ValueError(f"{ENV_VAR} {path!r} was trained on {ckpt['layout']}, but the env is {here}")
@@ -219,18 +203,10 @@ def main(argv=None) -> dict:
     cfg = {k: getattr(args, k) for k in ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps", "hidden")}
     model = DiffusionPolicy(torch.from_numpy(np.concatenate(demos.obs)),
                             torch.from_numpy(np.concatenate(demos.actions)), cfg)
-    optimizer = torch.optim.AdamW(model.model.parameters(), lr=args.lr, weight_decay=1e-6)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
-    gen = torch.Generator().manual_seed(args.seed)
 
-    def update() -> torch.Tensor:
+    def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs_w), (args.batch_size,), generator=gen)
-        loss = model.loss(obs_w[idx], act_w[idx], gen)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        return loss
+        return model.loss(obs_w[idx], act_w[idx], gen)
 
     def checkpoint(step: int) -> tuple[float, float]:
         save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step})
@@ -239,7 +215,7 @@ def main(argv=None) -> dict:
         model.train()
         return result
 
-    fit(args, log, start, f"DP {demos.task_id}", update, checkpoint)
+    fit(args, log, start, f"DP {demos.task_id}", model.model.parameters(), batch_loss, checkpoint)
     eval_env.close()
     return log.summary
 

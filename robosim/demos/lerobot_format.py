@@ -145,7 +145,8 @@ def read_dataset(directory: str, arg: str = "dataset") -> tuple[dict, dict[str, 
         with open(info_path) as f:
             info = json.load(f)
     except (OSError, ValueError) as err:
-        raise ValueError(f"{arg} must be a LeRobot dataset (a readable {INFO_PATH}), got {directory!r} ({err})") from None
+        raise ValueError(f"{arg} must be a LeRobot dataset (a readable {INFO_PATH}), got {directory!r} "
+                         f"({err})") from None
     if not isinstance(info, dict) or info.get("codebase_version") != CODEBASE_VERSION:
         version = info.get("codebase_version") if isinstance(info, dict) else None
         raise ValueError(f"{arg} must be a LeRobot {CODEBASE_VERSION} dataset, got codebase_version {version!r} "
