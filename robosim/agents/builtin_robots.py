@@ -3,6 +3,7 @@ package (nothing is downloaded). Gains, rest poses and TCP links follow ManiSkil
 agent classes (mani_skill/agents/robots/) unless a comment says otherwise."""
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 
@@ -11,10 +12,14 @@ from robosim.agents.spec import GripperSpec, RobotSpec, ToolMount
 
 
 def mani_skill_asset(*parts: str) -> str:
-    """Absolute path of a file under mani_skill/assets/robots/ (ValueError when absent)."""
-    import mani_skill
-
-    path = os.path.join(os.path.dirname(mani_skill.__file__), "assets", "robots", *parts)
+    """Absolute path of a file under mani_skill/assets/robots/ (ValueError when absent).
+    The package is located, not imported: importing mani_skill loads its env suite
+    (about 1.5 s on a quiet machine) and robosim needs only its files."""
+    spec = importlib.util.find_spec("mani_skill")
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError("robot assets come from the mani-skill package, which is not installed "
+                         "(pip install mani-skill==3.0.1)")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "assets", "robots", *parts)
     if not os.path.exists(path):
         raise ValueError(f"robot asset must exist in the installed mani-skill package, got missing {path}")
     return path

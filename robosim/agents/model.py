@@ -139,9 +139,23 @@ class RobotModel:
             self._builder = builders[0]
         return self._builder
 
-    def build(self, scene: sapien.Scene, pose: sapien.Pose, name: str) -> sapien.physx.PhysxArticulation:
-        """One articulation in `scene`, its root at `pose` (world frame of the scene)."""
+    def build(self, scene: sapien.Scene, pose: sapien.Pose, name: str,
+              visuals: bool = True) -> sapien.physx.PhysxArticulation:
+        """One articulation in `scene`, its root at `pose` (world frame of the scene);
+        visuals=False builds no render body (a scene that never renders)."""
         builder = self._parsed_builder(scene)
+        records = [lb.visual_records for lb in builder.link_builders]
+        if not visuals:
+            for lb in builder.link_builders:
+                lb.visual_records = []
+        try:
+            return self._build(builder, scene, pose, name)
+        finally:
+            for lb, kept in zip(builder.link_builders, records):
+                lb.visual_records = kept
+
+    @staticmethod
+    def _build(builder, scene: sapien.Scene, pose: sapien.Pose, name: str) -> sapien.physx.PhysxArticulation:
         builder.set_scene(scene)
         builder.initial_pose = pose
         robot = builder.build()

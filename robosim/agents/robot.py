@@ -63,7 +63,8 @@ class Robot:
         def load_one(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
             # float32 like the views' origin arithmetic, so the pose equals a later reset's
             position = (sim.origins[env_index].float() + self.base_position).tolist()
-            robot = self.model.build(scene, sapien.Pose(position, spec.base_quat), f"{spec.name}_{env_index}")
+            robot = self.model.build(scene, sapien.Pose(position, spec.base_quat), f"{spec.name}_{env_index}",
+                                     visuals=sim.render)
             if spec.disable_gravity:
                 for link in robot.get_links():
                     link.disable_gravity = True

@@ -48,40 +48,31 @@ def _render_material(color) -> sapien.render.RenderMaterial:
     return sapien.render.RenderMaterial(base_color=list(color))
 
 
-def add_shapes(builder, shapes, density: float, material: sapien.physx.PhysxMaterial) -> int:
-    """Add each shape's collision and visual to a SAPIEN actor or link builder; returns
-    the number of collision shapes added."""
+def add_shapes(builder, shapes, density: float, material: sapien.physx.PhysxMaterial, visuals: bool = True) -> int:
+    """Add each shape's collision (and, with `visuals`, its visual) to a SAPIEN actor or
+    link builder; returns the number of collision shapes added. A scene that never
+    renders passes visuals=False: no render material or render body is made at all
+    (each material costs milliseconds once a scene exists)."""
     collisions = 0
     for s in shapes:
         pose = _sapien_pose(s.pose)
         if isinstance(s, Mesh):
             mesh = prepare_mesh(s.source, s.collision, "Mesh.source")
-            visual_material = None if s.color is None else _render_material(s.color)
-            builder.add_visual_from_file(mesh.visual_file, pose=pose, scale=s.scale, material=visual_material)
+            if visuals:
+                visual_material = None if s.color is None else _render_material(s.color)
+                builder.add_visual_from_file(mesh.visual_file, pose=pose, scale=s.scale, material=visual_material)
             for part in mesh.collision_files:
                 builder.add_convex_collision_from_file(part, pose=pose, scale=s.scale, material=material,
                                                        density=density)
                 collisions += 1
             continue
-        visual = _render_material(s.color)
-        if isinstance(s, Box):
-            builder.add_box_visual(pose, half_size=s.half_size, material=visual)
-            if s.collision:
-                builder.add_box_collision(pose, half_size=s.half_size, material=material, density=density)
-        elif isinstance(s, Sphere):
-            builder.add_sphere_visual(pose, radius=s.radius, material=visual)
-            if s.collision:
-                builder.add_sphere_collision(pose, radius=s.radius, material=material, density=density)
-        elif isinstance(s, Capsule):
-            builder.add_capsule_visual(pose, radius=s.radius, half_length=s.half_length, material=visual)
-            if s.collision:
-                builder.add_capsule_collision(pose, radius=s.radius, half_length=s.half_length, material=material,
-                                              density=density)
-        elif isinstance(s, Cylinder):
-            builder.add_cylinder_visual(pose, radius=s.radius, half_length=s.half_length, material=visual)
-            if s.collision:
-                builder.add_cylinder_collision(pose, radius=s.radius, half_length=s.half_length, material=material,
-                                               density=density)
+        kind = type(s).__name__.lower()       # box, sphere, capsule, cylinder
+        size = {"half_size": s.half_size} if isinstance(s, Box) else \
+            {"radius": s.radius} if isinstance(s, Sphere) else {"radius": s.radius, "half_length": s.half_length}
+        if visuals:
+            getattr(builder, f"add_{kind}_visual")(pose, material=_render_material(s.color), **size)
+        if s.collision:
+            getattr(builder, f"add_{kind}_collision")(pose, material=material, density=density, **size)
         collisions += int(s.collision)
     return collisions
 
@@ -168,7 +159,8 @@ class SceneBuilding:
 
     def _build_rigid(self, name: str, obj: RigidObject, scene: sapien.Scene, env_index: int) -> sapien.Entity:
         builder = scene.create_actor_builder()
-        if add_shapes(builder, obj.shapes, obj.density, _physx_material(obj.material)) == 0 and obj.body == "dynamic":
+        if add_shapes(builder, obj.shapes, obj.density, _physx_material(obj.material), self.render) == 0 \
+                and obj.body == "dynamic":
             raise ValueError(f"object {name!r} in env {env_index} is dynamic but has no collision shape "
                              "(a dynamic body needs one to have mass)")
         builder.initial_pose = self.env_pose(env_index, obj.pose)
@@ -198,7 +190,7 @@ class SceneBuilding:
             for link in model.links:
                 lb = builder.create_link_builder(link_builders.get(link.parent))
                 lb.set_name(link.name)
-                add_shapes(lb, link.shapes, link.density, material)
+                add_shapes(lb, link.shapes, link.density, material, self.render)
                 if link.joint is not None:
                     j = link.joint
                     to_axis = _x_to_axis(j.axis)
@@ -239,6 +231,9 @@ class SceneBuilding:
             if len(builders) != 1:
                 raise ValueError(f"path must be a URDF with exactly one articulation, got {len(builders)} in {path!r}")
             builder = builders[0]
+            if not self.render:      # no render body in a scene that never renders
+                for link_builder in builder.link_builders:
+                    link_builder.visual_records = []
             builder.initial_pose = self.env_pose(env_index, pose)
             art = builder.build(fix_root_link=fix_root)
             art.set_name(f"{name}_{env_index}")
