@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from robosim.sim.properties import BodyProperties, GpuRefusesBodyProperties
-from robosim.sim.pool import check_variant_column
+from robosim.sim.pool import PoolLayout
 from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _CachedReads, checked_poses
 
 PARK_X, PARK_Y0, PARK_STEP = -1.5, -1.2, 0.3   # m, sub-scene frame: variant k parks at (PARK_X, PARK_Y0 + k*PARK_STEP)
@@ -27,10 +27,8 @@ def park_position(k: int, height: float) -> tuple[float, float, float]:
     return (PARK_X, PARK_Y0 + PARK_STEP * k, height)
 
 
-class GpuObjectPoolView(GpuRefusesBodyProperties, BodyProperties, _CachedReads):
+class GpuObjectPoolView(PoolLayout, GpuRefusesBodyProperties, BodyProperties, _CachedReads):
     """N envs x K variants of one rigid object on a GPU-style system."""
-
-    kinematic = False
 
     @staticmethod
     def build_description(obj, k: int):
@@ -55,22 +53,6 @@ class GpuObjectPoolView(GpuRefusesBodyProperties, BodyProperties, _CachedReads):
         self.rows = torch.tensor([[px.pose_index(e.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent))
                                    for e in v] for v in self.variants], dtype=torch.long, device=device)
         self._active = torch.zeros(len(self.variants), dtype=torch.long, device=device)
-
-    @property
-    def entities(self) -> list:
-        return [v[k] for v, k in zip(self.variants, self.active)]
-
-    def entity_of(self, env_index: int):
-        return self.variants[env_index][self.active[env_index]]
-
-    @property
-    def state_dim(self) -> int:
-        return 1 + POSE_DIM + VELOCITY_DIM
-
-    def state_columns(self) -> dict[str, slice]:
-        """Named columns: the active variant's pose and velocity, then its index."""
-        return {"pose": slice(0, POSE_DIM), "velocity": slice(POSE_DIM, POSE_DIM + VELOCITY_DIM),
-                "variant": slice(POSE_DIM + VELOCITY_DIM, POSE_DIM + VELOCITY_DIM + 1)}
 
     def _active_rows(self, env_idx: torch.Tensor | None) -> torch.Tensor:
         rows = self.rows.gather(1, self._active[:, None]).flatten()
@@ -122,11 +104,3 @@ class GpuObjectPoolView(GpuRefusesBodyProperties, BodyProperties, _CachedReads):
         """float32 (M, 14): pose, velocity, active variant index."""
         state = torch.cat([self.pose(), self.velocity(), self._active[:, None].float()], dim=1)
         return state if env_idx is None else state[env_idx.to(self.device)]
-
-    def check_state(self, state: torch.Tensor) -> None:
-        check_variant_column(self.name, self.pool_size, state)
-
-    def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
-        self.activate(state[:, -1].round().to(torch.int64), env_idx)
-        self.set_pose(state[:, :POSE_DIM], env_idx)
-        self.set_velocity(state[:, POSE_DIM:POSE_DIM + VELOCITY_DIM], env_idx)

@@ -22,20 +22,51 @@ from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _as_index, _Cac
 PARK_DEPTH = 5.0   # m below the env origin; variant k parks 0.5 * k deeper
 
 
-def check_variant_column(name: str, pool_size: int, state: torch.Tensor) -> None:
-    """ValueError unless every state row's last column is a variant index in [0, pool_size)."""
-    k = state[:, -1]
-    bad = (~torch.isfinite(k) | (k != k.round()) | (k < 0) | (k >= pool_size)).nonzero()
-    if len(bad):
-        r = int(bad[0])
-        raise ValueError(f"state row {r} ({name}) active variant must be an int in "
-                         f"[0, {pool_size}), got {float(k[r]):.6g}")
-
-
-class ObjectPoolView(BodyProperties, _CachedReads):
-    """N envs x K variants of one rigid object (see the module docstring)."""
+class PoolLayout:
+    """What every pool view shares: K variants per env (`variants[i][k]`), the active one
+    per env (`active`, numpy int64 (N,)), and the state layout [pose, velocity, variant]."""
 
     kinematic = False
+    variants: list
+    active: np.ndarray
+    pool_size: int
+    name: str
+
+    @property
+    def entities(self) -> list[sapien.Entity]:
+        """The active variant of every env."""
+        return [v[k] for v, k in zip(self.variants, self.active)]
+
+    def entity_of(self, env_index: int) -> sapien.Entity:
+        return self.variants[env_index][self.active[env_index]]
+
+    @property
+    def state_dim(self) -> int:
+        return 1 + POSE_DIM + VELOCITY_DIM
+
+    def state_columns(self) -> dict[str, slice]:
+        """Named columns: the active variant's pose and velocity, then its index."""
+        return {"pose": slice(0, POSE_DIM), "velocity": slice(POSE_DIM, POSE_DIM + VELOCITY_DIM),
+                "variant": slice(POSE_DIM + VELOCITY_DIM, POSE_DIM + VELOCITY_DIM + 1)}
+
+    def check_state(self, state: torch.Tensor) -> None:
+        """ValueError unless every row's last column is a variant index in [0, pool_size)."""
+        k = state[:, -1]
+        bad = (~torch.isfinite(k) | (k != k.round()) | (k < 0) | (k >= self.pool_size)).nonzero()
+        if len(bad):
+            r = int(bad[0])
+            raise ValueError(f"state row {r} ({self.name}) active variant must be an int in "
+                             f"[0, {self.pool_size}), got {float(k[r]):.6g}")
+
+    def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
+        """Activate each row's variant, then write its pose and velocity."""
+        self.activate(state[:, -1].round().to(torch.int64), env_idx)
+        self.set_pose(state[:, :POSE_DIM], env_idx)
+        self.set_velocity(state[:, POSE_DIM:POSE_DIM + VELOCITY_DIM], env_idx)
+
+
+class ObjectPoolView(PoolLayout, BodyProperties, _CachedReads):
+    """N envs x K variants of one rigid object (see the module docstring)."""
 
     @staticmethod
     def build_description(obj, k: int):
@@ -56,23 +87,6 @@ class ObjectPoolView(BodyProperties, _CachedReads):
         for i in range(len(self.variants)):
             for k in range(1, self.pool_size):
                 self._park(i, k)
-
-    @property
-    def entities(self) -> list[sapien.Entity]:
-        """The active variant of every env."""
-        return [v[k] for v, k in zip(self.variants, self.active)]
-
-    def entity_of(self, env_index: int) -> sapien.Entity:
-        return self.variants[env_index][self.active[env_index]]
-
-    @property
-    def state_dim(self) -> int:
-        return 1 + POSE_DIM + VELOCITY_DIM
-
-    def state_columns(self) -> dict[str, slice]:
-        """Named columns: the active variant's pose and velocity, then its index."""
-        return {"pose": slice(0, POSE_DIM), "velocity": slice(POSE_DIM, POSE_DIM + VELOCITY_DIM),
-                "variant": slice(POSE_DIM + VELOCITY_DIM, POSE_DIM + VELOCITY_DIM + 1)}
 
     def _park(self, i: int, k: int) -> None:
         body = self.bodies[i][k]
@@ -143,11 +157,3 @@ class ObjectPoolView(BodyProperties, _CachedReads):
         active = torch.from_numpy(self.active.astype(np.float32))[:, None]
         state = torch.cat([self.pose(), self.velocity(), active], dim=1)
         return state if env_idx is None else state[env_idx]
-
-    def check_state(self, state: torch.Tensor) -> None:
-        check_variant_column(self.name, self.pool_size, state)
-
-    def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
-        self.activate(state[:, -1].round().to(torch.int64), env_idx)
-        self.set_pose(state[:, :POSE_DIM], env_idx)
-        self.set_velocity(state[:, POSE_DIM:POSE_DIM + VELOCITY_DIM], env_idx)
