@@ -3,13 +3,16 @@
     python -m robosim.demos.measure yield --num 50 --json yield.json
     python -m robosim.demos.measure convert --num 50 --json convert.json
     python -m robosim.demos.measure timing --task PickCube-v1 --num 1000 --runs 3
+    python -m robosim.demos.measure failures --task PushCube-v1 --robot xarm7 --num 100
 
 yield: for each task, its default robot and every other robot it supports (all
 registered robots when Task.supported_robots is None), `generate_demos` of --num
 demos; prints kept, tried and yield. convert: --num demos per task (default robot),
 converted to each other control mode and from pd_joint_pos back to pd_ee_delta_pose;
 prints success % and median final pose/state errors. timing: wall time of
-`generate_demos` for --num demos, median of --runs runs. Files go to a temporary
+`generate_demos` for --num demos, median of --runs runs. failures: --num scripted
+episodes of one task and robot (seeds 0, 1, ...); for each failed one, how it ended,
+the scripted policy's phase then and the tcp's distance from the robot base. Files go to a temporary
 directory that is deleted afterwards.
 """
 from __future__ import annotations
@@ -81,12 +84,46 @@ def measure_timing(task: str, num: int, num_envs: int, runs: int, tmp: str) -> l
     return rows
 
 
+def measure_failures(task: str, robot: str | None, num: int, num_envs: int) -> list[dict]:
+    import torch
+
+    spec = get_robot_spec(robot or robosim.get_task(task).default_robot)
+    mode = robosim.get_task(task).default_control_mode
+    mode = mode if mode in spec.control_modes else "pd_ee_delta_pos"
+    env = robosim.make(task, num_envs=num_envs, robot=spec.name, control_mode=mode, obs_mode="none",
+                       physics_isolation="separate", seed=0)
+    policy = env.task.solution_policy()
+    seeds = list(range(num_envs))
+    env.reset(seed=seeds)
+    rows, ended, next_seed = [], 0, num_envs
+    while ended < num:
+        _, _, terminated, truncated, info = env.step(policy())
+        done = (terminated | truncated).nonzero().flatten().tolist()
+        if not done:
+            continue
+        tcp = env.robot.tcp_pose()[:, :3].cpu()
+        for i in done[:num - ended]:
+            if not bool(info["success"][i]):
+                rows.append(dict(task=task, robot=spec.name, seed=seeds[i], fail=bool(info["fail"][i]),
+                                 phase=int(policy.phase[i]), tcp=[round(v, 3) for v in tcp[i].tolist()],
+                                 tcp_from_base=round(float((tcp[i] - env.robot.base_position).norm()), 3)))
+                print(json.dumps(rows[-1]), flush=True)
+        ended += len(done)
+        for i in done:
+            seeds[i], next_seed = next_seed, next_seed + 1
+        env.reset(seed=[seeds[i] for i in done], options={"env_idx": torch.tensor(done)})
+    env.close()
+    print(f"{task} {spec.name}: {len(rows)} of {num} episodes failed", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m robosim.demos.measure", description=__doc__.split("\n\n")[0])
-    p.add_argument("what", choices=["yield", "convert", "timing"])
+    p.add_argument("what", choices=["yield", "convert", "timing", "failures"])
     p.add_argument("--num", type=int, default=50, help="demos per task (default: 50)")
     p.add_argument("--num-envs", type=int, default=4, help="parallel envs (default: 4)")
     p.add_argument("--task", action="append", default=None, help="task id (repeatable; default: every task)")
+    p.add_argument("--robot", default=None, help="failures: robot (default: the task's)")
     p.add_argument("--runs", type=int, default=3, help="timing runs (default: 3)")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = p.parse_args(argv)
@@ -96,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             rows = measure_yield(args.num, args.num_envs, tasks, tmp)
         elif args.what == "convert":
             rows = measure_convert(args.num, args.num_envs, tasks, tmp)
+        elif args.what == "failures":
+            rows = measure_failures(tasks[0], args.robot, args.num, args.num_envs)
         else:
             rows = measure_timing(tasks[0], args.num, args.num_envs, args.runs, tmp)
     if args.json:
