@@ -1,7 +1,7 @@
 """Control-mode conversion: re-express recorded demos in another controller.
 
-Every recorded state holds the robot's PD drive targets (robosim.sim.views:
-ArticulationView state = root pose, qpos, qvel, drive targets), so state t+1 says
+Every recorded state holds the robot's PD drive targets (the "drive_targets" columns
+of `sim.state_layout()`), so state t+1 says
 exactly which joint targets the source controller commanded during step t, whatever
 that controller was. `convert_demos(path, out, mode)` re-runs each episode in `mode`
 from its initial state (seeded reset, physics_isolation="separate") and, closed loop,
@@ -49,7 +49,6 @@ from robosim.envs.faults import StateLayout
 from robosim.record.files import check_output_path
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile
 
-POSE_DIM = 7   # [x, y, z, qw, qx, qy, qz] root pose at the start of an articulation's state block
 DLS_DAMPING = inspect.signature(damped_least_squares).parameters["damping"].default   # the EE controllers'
 REACH_TOL = 1e-3   # an action 0.1% beyond full scale (rounding of a full-scale source action) still reaches
 MAX_WAIT = 4   # extra steps a converted episode may spend on one recorded target it cannot reach in one
@@ -93,13 +92,7 @@ class ActionSolver:
     def __init__(self, env):
         robot = env.robot
         self.robot, self.mode = robot, env.control_mode
-        start = 0
-        for view in env.sim.articulations.values():   # state order: articulations first, in build order
-            if view is robot.view:
-                break
-            start += view.state_dim
-        dof = robot.dof
-        self.targets = slice(start + POSE_DIM + 2 * dof, start + POSE_DIM + 3 * dof)
+        self.targets = env.sim.state_layout()[robot.view.name]["drive_targets"]   # columns of the state row
         self.base_rot = quat_to_matrix(robot.base_quat.double())   # (3, 3) base axes -> env axes
 
     def action(self, target_states: np.ndarray, qpos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
