@@ -40,14 +40,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-import robosim
 from robosim.agents import CONTROL_MODES
 from robosim.agents.controllers import damped_least_squares
 from robosim.agents.kinematics import matvec3, quat_to_matrix
 from robosim.demos.recorder import DemoRecorder
+from robosim.demos.source import make_recording_env, read_demos
 from robosim.envs.faults import StateLayout
 from robosim.record.files import check_output_path
-from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile
+from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode
 
 DLS_DAMPING = inspect.signature(damped_least_squares).parameters["damping"].default   # the EE controllers'
 REACH_TOL = 1e-3   # an action 0.1% beyond full scale (rounding of a full-scale source action) still reaches
@@ -152,20 +152,10 @@ def convert_demos(path: str, out: str, control_mode: str, progress: bool = False
     the file, the mode and the output path (ValueError naming the argument) before any
     env is built."""
     check_control_mode("to_control_mode", control_mode)
-    traj = TrajectoryFile(path, arg="TRAJ")
-    if traj.task_id not in robosim.list_tasks():
-        raise ValueError(f"TRAJ must be recorded on a registered task, one of {robosim.list_tasks()}, "
-                         f"got {traj.task_id!r} in {path!r}")
+    traj, episodes = read_demos(path)
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
-    episodes = [traj.episode(k) for k in range(len(traj))]
-    kwargs = {**traj.env_kwargs, "control_mode": control_mode, "physics_isolation": "separate", "obs_mode": "none"}
     report = ConvertReport(path, out, str(traj.env_kwargs.get("control_mode")), control_mode)
-    # as many envs as recorded, each episode in its recorded slot: env i's assets come from its build seed
-    env = robosim.make(traj.task_id, num_envs=traj.num_envs, **kwargs)
-    if env.state_dim != traj.state_dim:
-        env.close()
-        raise ValueError(f"TRAJ state_dim must match {traj.task_id}'s state_dim {env.state_dim}, got "
-                         f"{traj.state_dim} in {path!r}")
+    env = make_recording_env(traj, control_mode=control_mode, physics_isolation="separate", obs_mode="none")
     solver, layout = ActionSolver(env), StateLayout(env.sim)
     results: dict[int, tuple[bool, int, np.ndarray]] = {}
     recorder = DemoRecorder(env, out, keep=lambda e: bool(e.success.any()))

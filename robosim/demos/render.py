@@ -30,10 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-import robosim
+from robosim.demos.source import make_recording_env, read_demos
 from robosim.envs.observations import IMAGE_OBS_KINDS
 from robosim.record.files import AtomicFile, check_output_path
-from robosim.record.trajectory import TRAJECTORY_SUFFIXES, TrajectoryFile
+from robosim.record.trajectory import TRAJECTORY_SUFFIXES
 
 RENDER_OBS_MODES = (*IMAGE_OBS_KINDS, "pointcloud")
 
@@ -62,19 +62,10 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
 
     if obs_mode not in RENDER_OBS_MODES:
         raise ValueError(f"obs_mode must be one of {list(RENDER_OBS_MODES)}, got {obs_mode!r}")
-    traj = TrajectoryFile(path, arg="TRAJ")
-    if traj.task_id not in robosim.list_tasks():
-        raise ValueError(f"TRAJ must be recorded on a registered task, one of {robosim.list_tasks()}, "
-                         f"got {traj.task_id!r} in {path!r}")
+    traj, episodes = read_demos(path)
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
-    episodes = [traj.episode(k) for k in range(len(traj))]
     start = time.perf_counter()
-    env = robosim.make(traj.task_id, num_envs=traj.num_envs,
-                       **{**traj.env_kwargs, "obs_mode": obs_mode, "sensor_configs": sensor_configs})
-    if env.state_dim != traj.state_dim:
-        env.close()
-        raise ValueError(f"TRAJ state_dim must match {traj.task_id}'s state_dim {env.state_dim}, got "
-                         f"{traj.state_dim} in {path!r}")
+    env = make_recording_env(traj, obs_mode=obs_mode, sensor_configs=sensor_configs)
     h5 = None
 
     def finish() -> None:
