@@ -106,14 +106,12 @@ class ActionSolver:
         qpos = qpos.float().cpu()
         d = robot.arm_dof
         if self.mode == "pd_joint_pos":
-            raw = target[:, :d]
-        elif self.mode == "pd_joint_delta_pos":
-            raw = (target[:, :d] - qpos[:, :d]) / arm.max_delta
+            parts, reached = [target[:, :d]], torch.ones(len(target), dtype=torch.bool)
         else:
-            raw = self._ee_action(target[:, :d] - qpos[:, :d], qpos[:, :d])
-        if self.mode == "pd_joint_pos":
-            parts, reached = [raw], torch.ones(len(raw), dtype=torch.bool)
-        else:
+            if self.mode == "pd_joint_delta_pos":
+                raw = (target[:, :d] - qpos[:, :d]) / arm.max_delta
+            else:
+                raw = self._ee_action(target[:, :d] - qpos[:, :d], qpos[:, :d])
             scale = raw.abs().amax(dim=1, keepdim=True).clamp(min=1.0)
             parts, reached = [raw / scale], scale.squeeze(1) <= 1.0 + REACH_TOL
         if robot.gripper is not None:
