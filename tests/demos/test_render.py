@@ -10,6 +10,7 @@ import torch
 
 import robosim
 from robosim.cli import main
+from robosim.demos import generate_demos
 from robosim.demos.render import render_demos
 from robosim.record import TrajectoryFile
 
@@ -60,3 +61,14 @@ def test_bad_obs_mode_is_refused(demos, tmp_path, capsys):
     with pytest.raises(ValueError, match="obs_mode must be one of"):
         render_demos(demos[0], str(tmp_path / "r.h5"), "state")
     assert os.listdir(tmp_path) == []
+
+
+def test_generate_with_a_camera_obs_mode_renders_into_its_own_file(tmp_path):
+    out = tmp_path / "cam.h5"
+    report = generate_demos("PickCube-v1", 1, str(out), num_envs=1, seed=3, obs_mode="rgb", sensor_configs=SENSORS)
+    assert report.kept == 1 and os.listdir(tmp_path) == ["cam.h5"]   # replaced in place, no leftovers
+    traj = TrajectoryFile(str(out))
+    with h5py.File(out, "r") as f:
+        assert f.attrs["obs_mode"] == "rgb"
+        rgb = f[traj.episode_names[0]]["obs/sensor_data/base_camera/rgb"]
+        assert rgb.shape == (traj.episode(0).length + 1, 24, 32, 3)
