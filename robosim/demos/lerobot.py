@@ -80,7 +80,7 @@ def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None
     env = robosim.make(traj.task_id, num_envs=traj.num_envs,
                        **{**traj.env_kwargs, "obs_mode": "rgb" if video else "none"})
     lock = OutputLock(out_dir, "out_dir")
-    tmp = None
+    tmp = writer = None
     try:
         if env.state_dim != traj.state_dim:
             raise ValueError(f"trajectory state_dim must match {traj.task_id}'s {env.state_dim}, got {traj.state_dim}")
@@ -96,6 +96,8 @@ def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None
         os.rename(tmp, out_dir)
         tmp = None
     finally:
+        if writer is not None:
+            writer.close()   # ffmpeg stops even when an error cut the export short
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         lock.release()
@@ -180,9 +182,13 @@ class _DatasetWriter:
                                      "info": fmt.video_info(h, w, self.fps)}
         return {**out, **fmt.DEFAULT_FEATURES}
 
-    def finish(self) -> dict:
+    def close(self) -> None:
+        """Finish the mp4 streams (idempotent)."""
         for stream in self.streams.values():
             stream.close()
+
+    def finish(self) -> dict:
+        self.close()
         features = self.features()
         data = {name: np.concatenate([f[name] for f in self.frames]) for name in self.frames[0]}
         dtypes = {name: features[name]["dtype"] for name in data}

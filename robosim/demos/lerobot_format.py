@@ -132,7 +132,10 @@ class Mp4Stream:
         self.frames += 1
 
     def close(self) -> None:
-        self._writer.close()
+        """Flush and end ffmpeg (idempotent)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
 
 def read_dataset(directory: str, arg: str = "dataset") -> tuple[dict, dict[str, np.ndarray], list[dict]]:
