@@ -13,7 +13,6 @@ adds what a demonstration file needs:
 """
 from __future__ import annotations
 
-import atexit
 from typing import Callable, Sequence
 
 import numpy as np
@@ -73,11 +72,5 @@ class DemoRecorder(RecordEpisode):
         if self.closed:
             return
         self.closed = True
-        writer = self.trajectory
-        if not writer.closed:
-            # TrajectoryWriter has no public "stop and keep the parts" (see the helper's
-            # report: a TrajectoryWriter.abandon() hook would replace these three lines)
-            writer.closed = True
-            atexit.unregister(writer.close)
-            writer._lock.release()
+        self.trajectory.abandon()
         self.env.close()

@@ -248,11 +248,22 @@ class TrajectoryWriter:
 
     def discard(self) -> None:
         """Delete everything written; nothing appears under `path`."""
-        if not self.closed:
-            self.closed = True
-            atexit.unregister(self.close)
+        if self._stop():
             shutil.rmtree(self.parts_dir, ignore_errors=True)
-            self._lock.release()
+
+    def abandon(self) -> None:
+        """Stop without a final file: the finished episodes stay in the parts directory,
+        which `robosim recover` merges (idempotent)."""
+        self._stop()
+
+    def _stop(self) -> bool:
+        """Close without merging; False when already closed."""
+        if self.closed:
+            return False
+        self.closed = True
+        atexit.unregister(self.close)
+        self._lock.release()
+        return True
 
 
 def _read_episode(group, name: str, path: str, state_dim: int, action_dim: int) -> Episode:
