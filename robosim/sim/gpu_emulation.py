@@ -139,6 +139,8 @@ class EmulatedGpuSystem:
                 row = r + a * self.max_links + link.index
                 self._rows[link.entity.global_id] = row
                 self._link_rows.append((row, link))
+        self._link_index = torch.tensor([row for row, _ in self._link_rows], dtype=torch.long, device=self.device)
+        self._pose_rows = torch.cat([torch.arange(r, device=self.device), self._link_index])
         self._kinematic = [b.kinematic for b in self._bodies]
         for system in self.systems:
             system.step()
@@ -206,9 +208,6 @@ class EmulatedGpuSystem:
                 out[k, 7:10], out[k, 10:13] = link.linear_velocity, link.angular_velocity
         return torch.from_numpy(out).to(self.device)
 
-    def _link_row_index(self) -> torch.Tensor:
-        return torch.tensor([row for row, _ in self._link_rows], dtype=torch.long, device=self.device)
-
     # -- fetch ----------------------------------------------------------------------
     def gpu_fetch_rigid_dynamic_data(self) -> None:
         self._check_init()
@@ -217,12 +216,12 @@ class EmulatedGpuSystem:
     def gpu_fetch_articulation_link_pose(self) -> None:
         self._check_init()
         if self._link_rows:
-            self.rigid[self._link_row_index(), :7] = self._link_truth[:, :7]
+            self.rigid[self._link_index, :7] = self._link_truth[:, :7]
 
     def gpu_fetch_articulation_link_velocity(self) -> None:
         self._check_init()
         if self._link_rows:
-            self.rigid[self._link_row_index(), 7:] = self._link_truth[:, 7:]
+            self.rigid[self._link_index, 7:] = self._link_truth[:, 7:]
 
     def _fetch_joints(self, kind: str, read) -> None:
         self._check_init()
@@ -350,7 +349,7 @@ class EmulatedGpuSystem:
         r = len(self._bodies)
         self.rigid[:r] = float("nan")
         if self._link_rows:
-            self.rigid[self._link_row_index()] = float("nan")
+            self.rigid[self._link_index] = float("nan")
         for kind in ("qpos", "qvel"):
             self.art[kind][:] = float("nan")
 
@@ -377,5 +376,4 @@ class EmulatedGpuSystem:
 
     def unfetched_pose_rows(self) -> bool:
         """True when a body or link pose row was not fetched since the last step."""
-        rows = [*range(len(self._bodies)), *(row for row, _ in self._link_rows)]
-        return bool(rows) and not bool(torch.isfinite(self.rigid[rows, :7]).all())
+        return not bool(torch.isfinite(self.rigid[self._pose_rows, :7]).all())
