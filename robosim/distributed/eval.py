@@ -13,8 +13,6 @@ recording, frames and states.
 """
 from __future__ import annotations
 
-import argparse
-import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -173,25 +171,3 @@ def evaluate_on_workers(task_id: str, policy: str, episodes: int, num_envs: int,
     finally:
         recorder.close()
 
-
-def cmd_eval_on_workers(args: argparse.Namespace) -> int:
-    """`robosim eval ... --workers K [--address ADDR]` once robosim.record.cli has
-    checked the task, policy and output paths; same env kwargs as one process."""
-    import sys
-
-    start = time.perf_counter()
-    try:
-        result = evaluate_on_workers(
-            args.task, args.policy, args.episodes, args.num_envs, args.workers, seed=args.seed, video=args.video,
-            trajectory=args.trajectory, ray_address=args.address, progress=True, obs_mode=args.obs_mode,
-            control_mode=args.control_mode, sim_backend=args.sim_backend,
-            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
-            render_camera=getattr(args, "camera", None), render_lod=args.render_lod,
-            physics_isolation=getattr(args, "physics_isolation", "shared"), build_seed=args.seed)
-    except ConnectionError as err:
-        print(f"robosim eval: error: {err}", file=sys.stderr)
-        return 2
-    from robosim.record.cli import print_eval_report
-
-    print_eval_report(args, result, time.perf_counter() - start, f" over {args.workers} Ray workers")
-    return 0

@@ -93,9 +93,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if args.robot is not None or args.task_params:
                 raise ValueError("--robot and --task-param are not supported with --workers/--address yet; "
                                  "run them in one process (--workers 1)")
-            from robosim.distributed.eval import cmd_eval_on_workers
-
-            return cmd_eval_on_workers(args)
+            return _eval_on_workers(args)
         env = robosim.make(args.task, num_envs=args.num_envs, obs_mode=args.obs_mode,
                            control_mode=args.control_mode, sim_backend=args.sim_backend,
                            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
@@ -120,6 +118,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except OSError as err:
         return _fail("eval", err, status=1)
     print_eval_report(args, result, time.perf_counter() - start)
+    return 0
+
+
+def _eval_on_workers(args: argparse.Namespace) -> int:
+    """`robosim eval ... --workers K [--address ADDR]` once cmd_eval has checked the task,
+    policy and output paths; same env kwargs as one process."""
+    from robosim.distributed.eval import evaluate_on_workers
+
+    start = time.perf_counter()
+    try:
+        result = evaluate_on_workers(
+            args.task, args.policy, args.episodes, args.num_envs, args.workers, seed=args.seed, video=args.video,
+            trajectory=args.trajectory, ray_address=args.address, progress=True, obs_mode=args.obs_mode,
+            control_mode=args.control_mode, sim_backend=args.sim_backend,
+            render_mode="rgb_array" if args.video else None, render_size=args.render_size,
+            render_camera=args.camera, render_lod=args.render_lod,
+            physics_isolation=args.physics_isolation, build_seed=args.seed)
+    except ConnectionError as err:
+        return _fail("eval", err)
+    print_eval_report(args, result, time.perf_counter() - start, f" over {args.workers} Ray workers")
     return 0
 
 
