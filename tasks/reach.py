@@ -3,7 +3,7 @@
 obs (obs_mode="state"): {"observation": (N, 25) robot qpos, qvel, tcp pose,
 "achieved_goal": (N, 3) tcp position, "desired_goal": (N, 3) goal}, env frame, m.
 Success: tcp within 5 cm of the goal. `compute_reward` works on any (..., 3) goals
-(hindsight relabeling): sparse 1/0 on success.
+(hindsight relabeling): sparse -1 per step, 0 on success (panda-gym's convention).
 
 Dense reward (= normalized_dense, in [-1, 0]): -tanh(5 d) per step with d the
 tcp-goal distance (m), and exactly 0 on the success step. Every non-success step pays
@@ -61,7 +61,7 @@ class ReachTask(GoalPointMixin, Task):
         a, d = torch.as_tensor(achieved_goal), torch.as_tensor(desired_goal)
         distance = (a - d).norm(dim=-1)
         if self.env.reward_mode == "sparse":
-            reward = (distance < DISTANCE_THRESHOLD).to(torch.float32)
+            reward = (distance < DISTANCE_THRESHOLD).to(torch.float32) - 1.0
         elif self.env.reward_mode == "none":
             reward = torch.zeros_like(distance)
         else:

@@ -121,8 +121,9 @@ class Task:
         raise NotImplementedError
 
     def sparse_reward(self, info: dict[str, torch.Tensor]) -> torch.Tensor:
-        """float32 (N,): 1 on success, 0 otherwise."""
-        return info["success"].float()
+        """float32 (N,): 0 on success, -1 on every other step (panda-gym's convention;
+        <= 0 with 0 on success, as dense_reward). Goal tasks' compute_reward agrees."""
+        return info["success"].float() - 1.0
 
     def task_observations(self, info: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Task-specific obs entries, each (N, k) float32 in the env frame."""

@@ -100,7 +100,8 @@ def test_reward_modes(reward_mode):
         if reward_mode == "normalized_dense":
             assert ((reward >= -1) & (reward <= 0)).all() and (reward < 0).any()  # <= 0, 0 only on success
         else:
-            assert torch.equal(reward, torch.zeros(2))  # nobody succeeds in one step
+            # nobody succeeds in one step: sparse pays -1 per non-success step, none pays 0
+            assert torch.equal(reward, torch.full((2,), -1.0 if reward_mode == "sparse" else 0.0))
     finally:
         env.close()
 

@@ -107,7 +107,7 @@ def _rewards_under_scripted_policy(task_id: str, reward_mode: str, steps: int):
 @pytest.mark.parametrize("task_id", TASKS)
 def test_reward_modes_and_ranges(task_id):
     """Same seeds and actions in three envs: dense is in [-max, 0] and exactly 0 only on
-    success steps, normalized_dense = dense / max, sparse = success as 1/0."""
+    success steps, normalized_dense = dense / max, sparse = 0 on success, -1 otherwise."""
     steps = 45 if task_id == "OpenDrawer-v1" else 80
     dense, success = _rewards_under_scripted_policy(task_id, "dense", steps)
     assert success.any(), "the scripted policy should reach success within the window"
@@ -120,7 +120,7 @@ def test_reward_modes_and_ranges(task_id):
     assert (normalized >= -1).all() and (normalized <= 0).all()
     sparse, success_s = _rewards_under_scripted_policy(task_id, "sparse", steps)
     assert torch.equal(success_s, success)
-    assert torch.equal(sparse, success.float())
+    assert torch.equal(sparse, success.float() - 1)
 
 
 # -- OpenDrawer-v1 ---------------------------------------------------------------------

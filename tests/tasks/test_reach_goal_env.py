@@ -33,6 +33,6 @@ def test_compute_reward_relabels_any_batch_shape(env):
     # hindsight: the achieved goal as desired goal is always a success
     achieved = obs["achieved_goal"].numpy()
     relabeled = env.compute_reward(achieved[None].repeat(5, 0), achieved[None].repeat(5, 0), {})
-    assert isinstance(relabeled, np.ndarray) and relabeled.shape == (5, 2) and (relabeled == 1).all()
+    assert isinstance(relabeled, np.ndarray) and relabeled.shape == (5, 2) and (relabeled == 0).all()
     far = env.compute_reward(np.zeros((3, 3)), np.ones((3, 3)), {})
-    assert (far == 0).all()
+    assert (far == -1).all()  # sparse: -1 per step, 0 on success

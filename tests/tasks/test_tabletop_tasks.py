@@ -1,6 +1,6 @@
 """Tabletop tasks at ManiSkill3's breadth (PullCube, PokeCube, PlaceSphere, RollBall), made
 by their "module:Class" ids: the scripted solution succeeds on a seeded batch, the dense
-reward is <= 0 and exactly 0 on success, sparse is 1 exactly on success, task state
+reward is <= 0 and exactly 0 on success, sparse is 0 exactly on success (-1 otherwise), task state
 round-trips, initial poses are seeded per env, success is the documented geometry, and
 PokeCube refuses the robot its solution cannot serve. Real SAPIEN physics throughout."""
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_sparse_reward_is_success(env):
     try:
         env.reset(seed=1)
         _, reward, _, _, info = env.step(torch.zeros(N, *env.single_action_space.shape))
-        assert torch.equal(reward, info["success"].float())
+        assert torch.equal(reward, info["success"].float() - 1)  # -1 per step, 0 on success
     finally:
         env.reward_mode = "dense"
 

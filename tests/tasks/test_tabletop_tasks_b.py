@@ -1,7 +1,7 @@
 """Tabletop tasks at ManiSkill3's breadth, part b (StackPyramid, LiftPegUpright,
 PegInsertionSide), made by their "module:Class" ids: the scripted solution succeeds on a
-seeded batch, the dense reward is <= 0 and exactly 0 on success, sparse is 1 exactly on
-success, physics and task state round-trip, and initial poses are seeded per env. Real
+seeded batch, the dense reward is <= 0 and exactly 0 on success, sparse is 0 exactly on
+success (-1 otherwise), physics and task state round-trip, and initial poses are seeded per env. Real
 SAPIEN physics throughout."""
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_sparse_reward_is_success(env):
         seen = torch.zeros(N, dtype=torch.bool)
         for _ in range(env.max_episode_steps):
             _, reward, terminated, truncated, info = env.step(policy())
-            assert torch.equal(reward, info["success"].float())
+            assert torch.equal(reward, info["success"].float() - 1)  # -1 per step, 0 on success
             seen |= info["success"]
             if (terminated | truncated).any():
                 break

@@ -72,7 +72,7 @@ def test_success_band_and_dense_reward(env):
     assert info["success"].tolist() == [True, True, False]
     dense = task.dense_reward(info)
     assert dense[:2].tolist() == [0.0, 0.0] and -3.0 <= dense[2].item() < 0.0
-    assert task.sparse_reward(info).tolist() == [1.0, 1.0, 0.0]
+    assert task.sparse_reward(info).tolist() == [0.0, 0.0, -1.0]
 
 
 def test_state_round_trip_and_partial_reset(env):
@@ -90,7 +90,7 @@ def test_state_round_trip_and_partial_reset(env):
 
 
 def test_rewards_under_the_scripted_policy():
-    """Dense in [-3, 0], exactly 0 only on success steps; sparse = success as 1/0."""
+    """Dense in [-3, 0], exactly 0 only on success steps; sparse = 0 on success, -1 otherwise."""
     env = robosim.make(TASK, num_envs=2, seed=5)
     try:
         env.reset(seed=5)
