@@ -1,22 +1,32 @@
-"""PPO on robosim in one file (CleanRL's shape over robosim.rollout).
+"""PPO on robosim in one file, in CleanRL's shape: Args, the agent, then one loop of
+rollout (T vector steps into storage tensors), GAE with truncated episodes bootstrapped,
+and clipped-surrogate epochs.
 
     python examples/ppo.py --task Reach-v1 --num-envs 32 --total-steps 150000 --out runs/ppo_reach
     ROBOSIM_POLICY=runs/ppo_reach/policy.pt robosim eval Reach-v1 \\
         --policy robosim.rollout.checkpoint:from_env_var --episodes 20 --video runs/ppo_reach/eval.mp4
 
-Observations go through NormalizeVecEnv; the collector fills (T, N, ...) buffers; GAE
-bootstraps truncated episodes from their final observation. Every --eval-every env steps
-the deterministic policy (the one saved to policy.pt) runs --eval-episodes seeded
-episodes through robosim.record.evaluate, the loop `robosim eval` uses. Writes
-<out>/log.csv, log.json, curve.png, policy.pt (runnable by `robosim eval`), train_state.pt.
+Observations and rewards go through NormalizeVecEnv; robosim.rollout.RolloutCollector
+steps the env (SAME_STEP autoreset: the final obs of an ended episode, valid rows, episode
+statistics). Every --eval-every env steps the deterministic policy (the one saved to
+policy.pt) runs --eval-episodes seeded episodes through robosim.record.evaluate, the loop
+`robosim eval` uses. Writes <out>/log.csv, log.json, curve.png (one row per evaluation),
+updates.csv (diagnostics of every update), policy.pt (runnable by `robosim eval`),
+train_state.pt; with --profile profile.json (median seconds per iteration of env
+stepping, policy inference and update); with --video-every K videos/iter*.mp4.
 """
 from __future__ import annotations
 
 import argparse
 import copy
+import csv
+import json
+import os
 import shlex
+import statistics
 import sys
 import time
+from dataclasses import MISSING, asdict, dataclass, field, fields
 
 import gymnasium as gym
 import torch
@@ -25,37 +35,60 @@ from tqdm import tqdm
 
 import robosim
 from robosim.envs.registry import import_modules
+from robosim.record import RecordEpisode
 from robosim.record.evaluate import evaluate
-from robosim.rollout import RolloutCollector, RunLog, flatten_obs, save_policy
+from robosim.rollout import RolloutCollector, RunLog, compute_gae, flatten_obs, save_policy
 from robosim.vector import NormalizeVecEnv
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+def arg(default, help: str, **argparse_kwargs):
+    """A field of Args; parse_args turns it into --field-name (or argparse_kwargs["flag"])."""
+    kind = {"default_factory": default} if default is list else {"default": default}
+    return field(**kind, metadata={"help": help, **argparse_kwargs})
+
+
+@dataclass
+class Args:
+    task: str = arg("Reach-v1", "task id, or 'package.module:TaskClass'")
+    imports: list = arg(list, "import MODULE first (found in the current directory too), so tasks it registers "
+                        "with @robosim.register_task can be trained (repeatable)",
+                        flag="--import", metavar="MODULE", action="append")
+    robot: str | None = arg(None, "robot plugin name (default: the task's)", type=str)
+    num_envs: int = arg(32, "parallel envs N")
+    total_steps: int = arg(150_000, "env steps (all envs together)")
+    seed: int = arg(0, "seeds torch and the envs' resets")
+    out: str = arg("runs/ppo", "output directory")
+    num_steps: int = arg(16, "rollout length T per env")
+    epochs: int = arg(4, "passes over each rollout")
+    minibatches: int = arg(4, "minibatches per epoch")
+    lr: float = arg(3e-4, "Adam learning rate")
+    gamma: float = arg(0.95, "discount")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    clip: float = arg(0.2, "surrogate clipping coefficient")
+    ent_coef: float = arg(0.0, "entropy bonus coefficient")
+    target_kl: float | None = arg(None, "stop an update's epochs once approx_kl exceeds this (default: off)", type=float)
+    hidden: int = arg(128, "hidden units of both MLPs")
+    reward_mode: str = arg("dense", "the task's reward mode")
+    eval_every: int = arg(10_000, "env steps between evaluations")
+    eval_episodes: int = arg(32, "episodes per evaluation")
+    stop_success: float | None = arg(None, "stop once eval success >= this", type=float)
+    torch_threads: int = arg(1, "0: torch's default (slow next to PhysX on 2 cores)")
+    profile: bool = arg(False, "print and write <out>/profile.json: median seconds per iteration of env "
+                        "stepping, policy inference and update", action="store_true")
+    video_every: int = arg(0, "record a 16-env evaluation clip to <out>/videos every K iterations (0: never)")
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """Args from the command line (argparse generated from the fields of Args)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="Reach-v1", help="task id, or 'package.module:TaskClass'")
-    p.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
-                   help="import MODULE first (found in the current directory too), so tasks it registers "
-                        "with @robosim.register_task can be trained (repeatable)")
-    p.add_argument("--robot", default=None, help="robot plugin name (default: the task's)")
-    p.add_argument("--num-envs", type=int, default=32)
-    p.add_argument("--total-steps", type=int, default=150_000, help="env steps (all envs together)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="runs/ppo")
-    p.add_argument("--num-steps", type=int, default=16, help="rollout length T per env")
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--minibatches", type=int, default=4)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--gamma", type=float, default=0.95)
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--clip", type=float, default=0.2)
-    p.add_argument("--ent-coef", type=float, default=0.0)
-    p.add_argument("--hidden", type=int, default=128)
-    p.add_argument("--reward-mode", default="dense")
-    p.add_argument("--eval-every", type=int, default=10_000, help="env steps between evaluations")
-    p.add_argument("--eval-episodes", type=int, default=32)
-    p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
-    p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slow next to PhysX on 2 cores)")
-    args = p.parse_args(argv)
+    for f in fields(Args):
+        kwargs = dict(f.metadata)
+        flag = kwargs.pop("flag", "--" + f.name.replace("_", "-"))
+        if "action" not in kwargs:
+            kwargs.setdefault("type", type(f.default))
+        p.add_argument(flag, dest=f.name, default=f.default_factory() if f.default is MISSING else f.default,
+                       **kwargs)
+    args = Args(**vars(p.parse_args(argv)))
     try:
         import_modules(args.imports, search_cwd=True)   # user packages in the current directory too
     except ValueError as err:
@@ -63,6 +96,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     for name in ("num_envs", "total_steps", "num_steps", "epochs", "minibatches", "eval_every", "eval_episodes"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.video_every < 0:
+        p.error(f"--video-every must be >= 0 (0: no videos), got {args.video_every}")
+    if args.target_kl is not None and not args.target_kl > 0:
+        p.error(f"--target-kl must be > 0, got {args.target_kl}")
     return args
 
 
@@ -126,109 +163,211 @@ def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tenso
     return torch.cat([m for m, _ in pairs]), torch.cat([s for _, s in pairs])
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
-    env_kwargs = {"reward_mode": args.reward_mode}
-    if args.robot:
-        env_kwargs["robot"] = args.robot
+
+    # envs: training (normalized), evaluation, and (--video-every) a rendering one built once
+    env_kwargs = {"reward_mode": args.reward_mode, **({"robot": args.robot} if args.robot else {})}
     venv = robosim.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep", **env_kwargs)
     envs = NormalizeVecEnv(venv, norm_obs=True, norm_rew=True, gamma=args.gamma)
     eval_env = robosim.make(args.task, num_envs=min(16, args.eval_episodes), **env_kwargs)
+    video_env = robosim.make(args.task, num_envs=16, render_mode="rgb_array", **env_kwargs) if args.video_every else None
     space = venv.single_observation_space
     obs_dim = sum(int(torch.tensor(s.shape).prod()) for s in (space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]))
     act_low = torch.as_tensor(venv.single_action_space.low)
     act_high = torch.as_tensor(venv.single_action_space.high)
+
     agent = ActorCritic(obs_dim, len(act_low), args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    collector = RolloutCollector(envs, args.num_steps)
-    log = RunLog(args.out, vars(args), f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
+    log = RunLog(args.out, asdict(args), f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
                  command=shlex.join(["python", "examples/ppo.py", *(sys.argv[1:] if argv is None else argv)]))
 
-    def act(obs):
+    # storage: row t of every (T, N) tensor is the transition (obs_t, action_t) -> (reward_t, next obs)
+    T, N = args.num_steps, args.num_envs
+    obs = torch.zeros((T, N, obs_dim))
+    actions = torch.zeros((T, N, len(act_low)))
+    logprobs, rewards, values = torch.zeros((T, N)), torch.zeros((T, N)), torch.zeros((T, N))
+    final_values = torch.zeros((T, N))   # V(final obs) where an episode was truncated at t
+    terminated, truncated = torch.zeros((T, N), dtype=torch.bool), torch.zeros((T, N), dtype=torch.bool)
+    valid = torch.zeros((T, N), dtype=torch.bool)   # False: the env only reset (not a transition)
+    collector = RolloutCollector(envs, T)   # the stepping primitive; its own (T, N) buffers stay unused
+
+    seconds: dict[str, float] = {}   # wall time of this iteration's parts (--profile)
+
+    def timed(part: str, t0: float) -> None:
+        seconds[part] = seconds.get(part, 0.0) + time.perf_counter() - t0
+
+    def policy(next_obs):
+        t0 = time.perf_counter()
         with torch.no_grad():
-            x = flatten_obs(obs)
+            x = flatten_obs(next_obs)
             dist = agent.dist(x)
             action = dist.sample()
-            return action, dist.log_prob(action).sum(-1), agent.value(x)
-
-    def value_fn(obs):
-        return agent.value(flatten_obs(obs))
+            out = action, dist.log_prob(action).sum(-1), agent.value(x)
+        timed("sample", t0)
+        return out
 
     def deterministic_actor() -> DeterministicActor:
         mean, std = flat_obs_stats(envs, space)
         return DeterministicActor(agent, mean, std, envs.clip_obs, act_low, act_high)
 
-    def run_eval(actor: DeterministicActor) -> tuple[float, float]:
-        result = evaluate(eval_env, lambda obs: actor(flatten_obs(obs)), args.eval_episodes, seed=10_000)
+    def run_eval(actor: DeterministicActor, env, episodes: int, seed: int) -> tuple[float, float]:
+        result = evaluate(env, lambda o: actor(flatten_obs(o)), episodes, seed=seed)
         return result.success_rate, sum(result.returns) / result.episodes
 
+    def record_video(iteration: int) -> None:
+        path = log.path(os.path.join("videos", f"iter{iteration:05d}.mp4"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        recorder = RecordEpisode(video_env, video=path)
+        run_eval(deterministic_actor(), recorder, 16, seed=20_000)
+        recorder.video.close()   # not recorder.close(): that closes video_env, which the next clip reuses
+
+    updates_file = open(log.path("updates.csv"), "w", newline="")
+    updates_csv = None
+    profile: list[dict[str, float]] = []
     collector.reset(seed=args.seed)
-    start, env_steps, next_eval, losses = time.perf_counter(), 0, 0, {}
-    batch = args.num_steps * args.num_envs
+    start, env_steps, next_eval, iteration, stats = time.perf_counter(), 0, 0, 0, {}
+    batch = T * N
     with tqdm(total=args.total_steps, unit="step", desc=f"PPO {args.task}") as bar:
         while env_steps < args.total_steps:
             if env_steps >= next_eval:
                 actor = deterministic_actor()
-                success, ret = run_eval(actor)
+                success, ret = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
                 save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
-                log.add_eval(env_steps, time.perf_counter() - start, success, ret,
-                             **collector.pop_episode_stats(), **losses)
+                log.add_eval(env_steps, time.perf_counter() - start, success, ret, load_1min=os.getloadavg()[0],
+                             **collector.pop_episode_stats(), **stats)
                 bar.set_postfix(success=f"{success:.2f}")
                 next_eval += args.eval_every
                 if args.stop_success is not None and success >= args.stop_success:
                     break
-            roll = collector.collect(act, value_fn)
-            adv, ret = roll.advantages(args.gamma, args.gae_lambda)
-            valid = roll.valid.reshape(-1)
-            b_obs = flatten_obs({k: v.reshape(batch, *v.shape[2:]) for k, v in roll.obs.items()}
-                                if isinstance(roll.obs, dict) else roll.obs.reshape(batch, -1))[valid]
-            b_act, b_logp = roll.actions.reshape(batch, -1)[valid], roll.log_probs.reshape(-1)[valid]
-            b_adv, b_ret = adv.reshape(-1)[valid], ret.reshape(-1)[valid]
-            losses = update(agent, optimizer, args, b_obs, b_act, b_logp, b_adv, b_ret)
+            iteration += 1
+            seconds.clear()
+            iteration_start = time.perf_counter()
+
+            # rollout: T steps of all N envs (collector.step calls policy, then steps the envs)
+            for step in range(T):
+                t0 = time.perf_counter()
+                tr = collector.step(policy)
+                timed("step", t0)
+                obs[step] = flatten_obs(tr.obs)
+                actions[step], logprobs[step], values[step] = tr.action, tr.log_prob, tr.value
+                rewards[step], terminated[step], truncated[step], valid[step] = (
+                    tr.reward, tr.terminated, tr.truncated, tr.valid)
+                # a truncated episode is not terminal: bootstrap it from V(its final obs), tr.next_obs
+                t0 = time.perf_counter()
+                boot = tr.truncated & ~tr.terminated
+                if bool(boot.any()):
+                    with torch.no_grad():
+                        v = agent.value(flatten_obs(tr.next_obs))
+                    final_values[step] = torch.where(boot, v, torch.zeros_like(v))
+                else:
+                    final_values[step] = 0.0
+                timed("values", t0)
+
+            # GAE: next_values[t] = V(true next obs of row t); the last row's from the current obs
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                next_value = agent.value(flatten_obs(collector.obs))
+            timed("values", t0)
+            next_values = torch.cat([values[1:], next_value.unsqueeze(0)], dim=0)
+            next_values = torch.where(terminated | truncated, final_values, next_values)
+            advantages, returns = compute_gae(rewards, values, next_values, terminated, truncated,
+                                              args.gamma, args.gae_lambda)
+            keep = valid.reshape(-1)
+            b_obs, b_actions, b_logprobs = obs.reshape(batch, -1)[keep], actions.reshape(batch, -1)[keep], \
+                logprobs.reshape(-1)[keep]
+            b_advantages, b_returns, b_values = advantages.reshape(-1)[keep], returns.reshape(-1)[keep], \
+                values.reshape(-1)[keep]
+
+            # update: clipped-surrogate epochs over shuffled minibatches of the valid rows
+            t0 = time.perf_counter()
+            n = b_obs.shape[0]
+            size = max(1, n // args.minibatches)
+            clipfracs, epochs_run = [], 0
+            for _ in range(args.epochs):
+                for idx in torch.randperm(n).split(size):
+                    dist = agent.dist(b_obs[idx])
+                    logratio = dist.log_prob(b_actions[idx]).sum(-1) - b_logprobs[idx]
+                    ratio = logratio.exp()
+                    with torch.no_grad():
+                        old_approx_kl = (-logratio).mean()
+                        approx_kl = ((ratio - 1) - logratio).mean()   # http://joschu.net/blog/kl-approx.html
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip).float().mean().item())
+                    adv = b_advantages[idx]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
+                    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
+                    v_loss = 0.5 * (agent.value(b_obs[idx]) - b_returns[idx]).square().mean()
+                    entropy = dist.entropy().sum(-1).mean()
+                    loss = pg_loss + 0.5 * v_loss - args.ent_coef * entropy
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
+                    optimizer.step()
+                epochs_run += 1
+                if args.target_kl is not None and approx_kl.item() > args.target_kl:
+                    break
+            timed("update", t0)
+
+            var_returns = b_returns.var().item()
+            explained_var = float("nan") if var_returns == 0 else 1 - (b_returns - b_values).var().item() / var_returns
+            stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item(),
+                     "approx_kl": approx_kl.item(), "old_approx_kl": old_approx_kl.item(),
+                     "clipfrac": sum(clipfracs) / len(clipfracs), "explained_variance": explained_var,
+                     "epochs": epochs_run}
             env_steps += batch
             bar.update(batch)
+            if updates_csv is None:
+                updates_csv = csv.DictWriter(updates_file, fieldnames=["iteration", "env_steps", *stats])
+                updates_csv.writeheader()
+            updates_csv.writerow({"iteration": iteration, "env_steps": env_steps, **stats})
+            updates_file.flush()
+            timed("iteration", iteration_start)
+            if args.video_every and iteration % args.video_every == 0:
+                t0 = time.perf_counter()
+                record_video(iteration)
+                timed("video", t0)
+            profile.append({"env": seconds["step"] - seconds["sample"], "policy": seconds["sample"] + seconds["values"],
+                            "update": seconds["update"], **{k: seconds[k] for k in ("iteration", "video") if k in seconds}})
+
     actor = deterministic_actor()
-    success, ret = run_eval(actor)
+    success, ret = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
     save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
     torch.save({"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "normalizer": envs.state_dict()},
                log.path("train_state.pt"))
     log.summary = {**log.summary, "final_success": success, "env_steps": env_steps,
                    "wall_s": round(time.perf_counter() - start, 2), "torch_threads": torch.get_num_threads()}
     log.add({"env_steps": env_steps, "wall_s": log.summary["wall_s"], "eval_success": success,
-             "eval_return": round(ret, 4), **collector.pop_episode_stats(), **losses})
-    envs.close()
-    eval_env.close()
+             "eval_return": round(ret, 4), **collector.pop_episode_stats(), **stats})
+    updates_file.close()
+    for env in (envs, eval_env, video_env):
+        if env is not None:
+            env.close()
+    if args.profile and profile:
+        write_profile(log.path("profile.json"), profile, args.video_every, log.summary["wall_s"])
     print(f"final eval success {success:.2f} after {env_steps} env steps, {log.summary['wall_s']} s; "
           f"logs in {args.out}")
     return log.summary
 
 
-def update(agent: ActorCritic, optimizer: torch.optim.Optimizer, args: argparse.Namespace, obs: torch.Tensor,
-           actions: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor) -> dict:
-    """Clipped-surrogate PPO epochs over the valid samples; returns the last losses."""
-    n = obs.shape[0]
-    size = max(1, n // args.minibatches)
-    stats = {}
-    for _ in range(args.epochs):
-        for idx in torch.randperm(n).split(size):
-            dist = agent.dist(obs[idx])
-            logp = dist.log_prob(actions[idx]).sum(-1)
-            ratio = (logp - old_logp[idx]).exp()
-            adv = advantages[idx]
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
-            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
-            v_loss = 0.5 * (agent.value(obs[idx]) - returns[idx]).square().mean()
-            entropy = dist.entropy().sum(-1).mean()
-            loss = pg_loss + 0.5 * v_loss - args.ent_coef * entropy
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
-            optimizer.step()
-            stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item()}
-    return stats
+def write_profile(path: str, iterations: list[dict[str, float]], video_every: int, wall_s: float) -> dict:
+    """Median seconds per training iteration of env stepping, policy inference (sampling
+    and bootstrap values) and update, their fractions of the median iteration, and with
+    videos the median clip and its share of training time; printed and written to path."""
+    median = {k: statistics.median(it[k] for it in iterations) for k in ("env", "policy", "update", "iteration")}
+    doc = {"iterations": len(iterations), "torch_threads": torch.get_num_threads(),
+           "load_1min_at_end": os.getloadavg()[0], "wall_s": wall_s, "median_s": median,
+           "fraction_of_iteration": {k: median[k] / median["iteration"] for k in ("env", "policy", "update")}}
+    clips = [it["video"] for it in iterations if "video" in it]
+    if clips:
+        doc["video"] = {"clips": len(clips), "every": video_every, "median_clip_s": statistics.median(clips),
+                        "overhead_fraction": statistics.median(clips) / (video_every * median["iteration"])}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(json.dumps(doc, indent=1))
+    return doc
 
 
 if __name__ == "__main__":
