@@ -15,7 +15,6 @@ updates.csv (diagnostics of every update), policy.pt (runnable by `robosim eval`
 train_state.pt; with --profile profile.json (median seconds per iteration of env
 stepping, policy inference and update); with --video-every K videos/iter*.mp4.
 """
-from __future__ import annotations
 
 import argparse
 import copy
