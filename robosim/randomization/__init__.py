@@ -1,4 +1,5 @@
-"""Domain randomization: per-env random streams."""
+"""Domain randomization: per-env random streams, declared events, registered terms."""
 from robosim.randomization.rng import BatchRandom, EnvRandomStreams
+from robosim.randomization.terms import combine, register_term
 
-__all__ = ["BatchRandom", "EnvRandomStreams"]
+__all__ = ["BatchRandom", "EnvRandomStreams", "combine", "register_term"]

@@ -76,6 +76,17 @@ class Distribution:
             raise ValueError(f"{where} integers needs int bounds with low < high, got {args!r}")
         return cls(kind, (tuple(a), tuple(b)), dim, spec)
 
+    def widened(self, where: str, dim: int) -> "Distribution":
+        """This distribution drawn `dim` times independently (one value per element of a
+        target `dim` wide), or itself when it already gives `dim` values."""
+        if self.dim == dim:
+            return self
+        if self.dim != 1 or self.kind == "choice":
+            raise ValueError(f"{where} must give 1 or {dim} value(s) per draw for a target {dim} wide, got "
+                             f"{self.dim}{' (a choice of vectors)' if self.kind == 'choice' else ''}")
+        params = tuple(tuple(p * dim) for p in self.params)
+        return Distribution(self.kind, params, dim, self.spec)
+
     def bounds(self) -> tuple[float, float]:
         """(smallest, largest) value the distribution can give (normal: +-inf unless std 0)."""
         if self.kind == "constant":

@@ -12,11 +12,15 @@ An event is a name and a dict:
 
 Fields: mode ("reconfigure": at every scene build; "reset": when the env resets,
 partial resets included; "interval": per-env timers whose period in seconds is drawn
-from `period_s`), target, property (PROPERTIES lists both), dist (see
-distributions.py), operation ("set" | "add" | "scale"; default per property), envs
-(indices the event may touch; default all), probability (chance per env and firing;
-default 1). A task declares `default_events`; `make(..., randomization={...})` adds
-events, overrides fields of a declared one, or removes one with `None`.
+from `period_s`; "step": every control step, for the observation and action terms),
+target ("object:NAME", "articulation:NAME", "camera:NAME", "pool:NAME", "robot",
+"light", "action", "observation" or "observation:KEY/PATH"), property (a term of
+robosim.randomization.terms: built-in ones in builtin_terms.py, user ones added with
+`register_term`), dist (see distributions.py), operation ("set" | "add" | "scale";
+default per term), envs (indices the event may touch; default all), probability
+(chance per env and firing; default 1). A task declares `default_events`;
+`make(..., randomization={...})` adds events, overrides fields of a declared one, or
+removes one with `None`.
 
 Determinism: every draw comes from env i's own counter-based stream keyed by (seed_i,
 event name, episode k or build r, firing j), so what env i gets never depends on i,
@@ -31,32 +35,12 @@ from typing import Any
 
 import torch
 
+from robosim.randomization import builtin_terms  # noqa: F401  (registers the built-in terms)
 from robosim.randomization.distributions import Distribution
 from robosim.randomization.rng import BatchRandom, mix
+from robosim.randomization.terms import MODES, OPERATIONS, TARGET_KINDS, Term, get_term, term_names
 
-MODES = ("reconfigure", "reset", "interval")
-EVENT_STREAM = 0x0E7E_A75D
-# property -> (target kinds, value dim, default operation, lower bound of the set value, modes)
-PROPERTIES: dict[str, tuple[tuple[str, ...], int, str, float | None, tuple[str, ...]]] = {
-    "scale": (("object",), 1, "set", 1e-6, ("reconfigure",)),       # shape sizes, at build time
-    "density": (("object",), 1, "set", 1e-6, ("reconfigure",)),
-    "mass": (("object",), 1, "set", 1e-6, MODES),
-    "color": (("object", "light"), 3, "set", 0.0, MODES),
-    "friction": (("object",), 1, "set", 0.0, MODES),
-    "restitution": (("object",), 1, "set", 0.0, MODES),
-    "linear_damping": (("object",), 1, "set", 0.0, MODES),
-    "angular_damping": (("object",), 1, "set", 0.0, MODES),
-    "position": (("object", "camera"), 3, "add", None, ("reset", "interval", "reconfigure")),
-    "yaw": (("object",), 1, "add", None, ("reset", "interval")),
-    "velocity": (("object",), 6, "add", None, ("reset", "interval")),
-    "stiffness": (("robot", "articulation"), 1, "scale", 0.0, MODES),
-    "damping": (("robot", "articulation"), 1, "scale", 0.0, MODES),
-    "direction": (("light",), 3, "set", None, MODES),
-    "intensity": (("light",), 1, "scale", 0.0, MODES),
-    "fovy": (("camera",), 1, "set", 1e-3, MODES),
-    "variant": (("pool",), 1, "set", 0.0, ("reset", "reconfigure")),
-}
-TARGET_KINDS = ("object", "articulation", "robot", "light", "camera", "pool")
+NAMED_KINDS = ("object", "articulation", "camera", "pool")   # target 'KIND:NAME'
 _FIELDS = {"mode", "target", "property", "dist", "operation", "envs", "probability", "period_s"}
 
 
@@ -79,6 +63,7 @@ class Event:
     probability: float
     period: Distribution | None
     spec: dict
+    term: Term
 
     @classmethod
     def parse(cls, name: str, spec: Any) -> "Event":
@@ -96,26 +81,27 @@ class Event:
             raise ValueError(f"{where}['mode'] must be one of {MODES}, got {mode!r}")
         target = spec["target"]
         kind, _, target_name = str(target).partition(":")
-        if kind not in TARGET_KINDS or (kind in ("object", "articulation", "camera", "pool")) != bool(target_name):
+        if kind not in TARGET_KINDS or (kind in NAMED_KINDS) != bool(target_name) and kind != "observation":
             raise ValueError(f"{where}['target'] must be 'object:NAME', 'articulation:NAME', 'camera:NAME', "
-                             f"'pool:NAME', 'robot' or 'light', got {target!r}")
+                             f"'pool:NAME', 'robot', 'light', 'action', 'observation' or 'observation:KEY/PATH', "
+                             f"got {target!r}")
         prop = spec["property"]
-        if prop not in PROPERTIES or kind not in PROPERTIES[prop][0]:
-            valid = sorted(p for p, v in PROPERTIES.items() if kind in v[0])
-            raise ValueError(f"{where}['property'] must be one of {valid} for a {kind} target, got {prop!r}")
-        kinds, dim, default_op, lower, modes = PROPERTIES[prop]
-        if mode not in modes:
-            raise ValueError(f"{where}['property'] {prop!r} cannot change in mode {mode!r}; modes: {list(modes)}")
-        op = spec.get("operation", default_op)
-        if op not in ("set", "add", "scale"):
+        term = get_term(prop, kind) if isinstance(prop, str) else None
+        if term is None:
+            raise ValueError(f"{where}['property'] must be one of {term_names(kind)} for a {kind} target (or a term "
+                             f"registered with robosim.randomization.register_term), got {prop!r}")
+        if mode not in term.modes:
+            raise ValueError(f"{where}['property'] {prop!r} cannot change in mode {mode!r}; modes: {list(term.modes)}")
+        op = spec.get("operation", term.operation)
+        if op not in OPERATIONS:
             raise ValueError(f"{where}['operation'] must be 'set', 'add' or 'scale', got {op!r}")
         dist = Distribution.parse(f"{where}['dist']", spec["dist"])
-        if dist.dim not in (1, dim):
-            raise ValueError(f"{where}['dist'] must give {dim} value(s) per draw for {prop!r}, got {dist.dim}")
+        if term.dim is not None and dist.dim not in (1, term.dim):
+            raise ValueError(f"{where}['dist'] must give {term.dim} value(s) per draw for {prop!r}, got {dist.dim}")
         low = dist.bounds()[0]
-        if op in ("set", "scale") and lower is not None and low < lower:
+        if op in ("set", "scale") and term.lower is not None and low < term.lower:
             raise ValueError(f"{where}['dist'] can give {low} but {prop!r} with operation {op!r} needs values "
-                             f">= {lower}")
+                             f">= {term.lower}")
         envs = spec.get("envs")
         if envs is not None:
             if not isinstance(envs, (list, tuple)) or not all(isinstance(e, int) and e >= 0 for e in envs):
@@ -133,7 +119,7 @@ class Event:
                 raise ValueError(f"{where}['period_s'] must be one number > 0 per draw, got {spec['period_s']!r}")
         elif "period_s" in spec:
             raise ValueError(f"{where}['period_s'] applies to mode 'interval' only, got mode {mode!r}")
-        return cls(name, mode, kind, target_name, prop, dist, op, envs, float(p), period, dict(spec))
+        return cls(name, mode, kind, target_name, prop, dist, op, envs, float(p), period, dict(spec), term)
 
 
 def merge_events(defaults: dict[str, dict], user: dict[str, Any] | None) -> dict[str, dict]:

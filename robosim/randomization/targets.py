@@ -1,121 +1,55 @@
-"""What randomization events act on: objects, articulations, the robot, lights, cameras,
-object pools. `resolve_target(event, env)` finds the event's target in a built env and
-returns an applier with `apply(event, env_idx (M,), values (M, dim))`.
+"""What randomization events act on: the handles a term function receives.
 
-Physical properties are read and written through the views (robosim.sim.properties),
-lights and cameras through the env's camera rig (robosim.sensors.targets). Base values (the mass, material, drive
-gains or camera pose an env was built with) are remembered at the first write, so
-"scale" and "add" always start from the built value, never from the last event's.
+`resolve_target(event, parts)` finds the event's `target` in a built env and returns its
+handle (ValueError naming the event when the env has no such target, or when the
+backend cannot change the property after the build). Physical properties are read and
+written through the views (robosim.sim.properties), lights and cameras through the
+camera rig (robosim.sensors.targets). Handles remember base values (the mass, material,
+drive gains an env was built with) at the first write, so "scale" and "add" always
+start from the built value, never from the last event's.
 """
 from __future__ import annotations
 
-import dataclasses
-import math
-from typing import Any
+from typing import Any, Callable
 
+import gymnasium as gym
 import torch
 
-from robosim.sim.objects import Box, Capsule, Cylinder, Mesh, RigidObject, Sphere
+from robosim.randomization.builtin_terms import scale_object  # noqa: F401  (manager.py imports it here)
+from robosim.randomization.terms import Term, combine, get_term  # noqa: F401  (combine: sensors.targets imports it here)
+from robosim.sim.pool import PoolLayout
 
-DESCRIPTION_PROPERTIES = ("scale", "density")   # change the object's description at build time
-
-
-def scale_object(obj: RigidObject, factor: float) -> RigidObject:
-    """`obj` with every shape (sizes and offsets) and the body's height scaled by factor."""
-    shapes = []
-    for s in obj.shapes:
-        pose = (*(c * factor for c in s.pose[:3]), *s.pose[3:])
-        if isinstance(s, Box):
-            shapes.append(dataclasses.replace(s, half_size=tuple(h * factor for h in s.half_size), pose=pose))
-        elif isinstance(s, Sphere):
-            shapes.append(dataclasses.replace(s, radius=s.radius * factor, pose=pose))
-        elif isinstance(s, (Capsule, Cylinder)):
-            shapes.append(dataclasses.replace(s, radius=s.radius * factor, half_length=s.half_length * factor,
-                                              pose=pose))
-        elif isinstance(s, Mesh):
-            shapes.append(dataclasses.replace(s, scale=tuple(c * factor for c in s.scale), pose=pose))
-    body_pose = (*obj.pose[:2], obj.pose[2] * factor, *obj.pose[3:])
-    return dataclasses.replace(obj, shapes=tuple(shapes), pose=body_pose)
+DESCRIPTION_PROPERTIES = ("scale", "density")
 
 
-def combine(base, value, op: str):
-    return value if op == "set" else base + value if op == "add" else base * value
 
+class Remembered:
+    """A cache of base values keyed by (property, env)."""
 
-def _unknown(event, what: str, known) -> ValueError:
-    return ValueError(f"randomization[{event.name!r}]['target'] names {what}, which this env does not have; "
-                      f"known: {sorted(known)}")
-
-
-class ObjectTarget:
-    """Rigid objects (an ActorView, or the active variants of a pool): every property is
-    read and written through the view (robosim.sim.properties)."""
-
-    def __init__(self, view):
-        self.view = view
+    def __init__(self):
         self._base: dict = {}
 
-    def apply(self, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-        prop, op = event.property, event.operation
-        if prop in ("position", "yaw", "velocity"):
-            return self._apply_motion(prop, op, env_idx, values)
-        view = self.view
-        for i, v in zip(env_idx.tolist(), values.tolist()):
-            if prop == "mass" and view.is_dynamic(i):
-                base_mass, base_inertia = self._base.setdefault(("mass", i), view.mass(i))
-                mass = max(combine(base_mass, v[0], op), 1e-6)
-                view.set_mass(i, mass, base_inertia * (mass / base_mass))
-            elif prop in ("friction", "restitution"):
-                base = self._base.setdefault(("material", i), view.materials(i))
-                if prop == "friction":
-                    materials = [(max(combine(sf, v[0], op), 0.0), max(combine(df, v[0], op), 0.0), r)
-                                 for sf, df, r in base]
-                else:
-                    materials = [(sf, df, min(max(combine(r, v[0], op), 0.0), 1.0)) for sf, df, r in base]
-                view.set_materials(i, materials)
-            elif prop in ("linear_damping", "angular_damping") and view.is_dynamic(i):
-                linear, angular = self._base.setdefault(("damping", i), view.damping(i))
-                current = list(view.damping(i))
-                k = 0 if prop == "linear_damping" else 1
-                current[k] = max(combine((linear, angular)[k], v[0], op), 0.0)
-                view.set_damping(i, *current)
-            elif prop == "color":
-                view.set_color(i, [*v[:3], 1.0])
-
-    def _apply_motion(self, prop: str, op: str, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-        pose = self.view.pose()          # on the physics state's device: draws follow it there
-        device = pose.device
-        idx, values = env_idx.to(device, torch.int64), values.to(device)
-        if prop == "velocity":
-            current = self.view.velocity()[idx]
-            self.view.set_velocity(combine(current, values, op) if op != "scale" else current * values, idx)
-            return
-        pose = pose[idx]
-        if prop == "position":
-            pose[:, :3] = combine(pose[:, :3], values, op) if op != "scale" else pose[:, :3] * values
-        else:   # yaw about the env's z axis
-            half = values[:, 0].double() * 0.5
-            w, x, y, z = pose[:, 3:].double().unbind(1)
-            c, s = torch.cos(half), torch.sin(half)
-            pose[:, 3:] = torch.stack([c * w - s * z, c * x - s * y, c * y + s * x, c * z + s * w], 1).float()
-        self.view.set_pose(pose, idx)
+    def base(self, key: Any, read: Callable[[], Any]) -> Any:
+        """The value stored under `key`, read (once) by `read()` at the first call."""
+        if key not in self._base:
+            self._base[key] = read()
+        return self._base[key]
 
 
-class ArticulationTarget:
-    """Joint drive gains of an articulation (the robot: its PD controller gains)."""
+class ObjectTarget(Remembered):
+    """A rigid object (an ActorView, or the active variants of a pool) of scene `sim`."""
+
+    def __init__(self, view, sim):
+        super().__init__()
+        self.view, self.sim = view, sim
+
+
+class ArticulationTarget(Remembered):
+    """An articulation (or the robot): drive gains and joint friction through its view."""
 
     def __init__(self, view):
+        super().__init__()
         self.view = view
-        self._base: dict = {}
-
-    def apply(self, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-        k = 0 if event.property == "stiffness" else 1
-        for i, v in zip(env_idx.tolist(), values.tolist()):
-            base = self._base.setdefault(i, self.view.drive_gains(i))
-            gains = [list(g) for g in base]
-            for g in gains:
-                g[k] = max(combine(g[k], v[0], event.operation), 0.0)
-            self.view.set_drive_gains(i, gains)
 
 
 class PoolTarget:
@@ -124,32 +58,80 @@ class PoolTarget:
     def __init__(self, view):
         self.view = view
 
+
+class StreamTarget:
+    """An (N, D) float tensor the env returns (observation leaves) or takes (the action),
+    perturbed every control step. `path` is the leaf's key path in the observation tree
+    ("agent/qpos"), "" for every float leaf (or the whole flat tensor, or the action).
+    `bind(space)` checks the path against the env's single space; `tensor` is set to the
+    batch being returned or applied before each call of a term."""
+
+    def __init__(self, event, path: str):
+        self.event, self.path = event, path
+        self.width = 0
+        self.tensor: torch.Tensor | None = None
+
+    def bind(self, space: gym.Space) -> None:
+        """Check the path names float leaves of `space` (one env's) and record the width."""
+        leaves = _float_leaves(space, self.path)
+        where = f"randomization[{self.event.name!r}]['target']"
+        if not leaves:
+            raise ValueError(f"{where} names {self.event.target or 'the observation'!r}, which has no float "
+                             f"leaf in this env's space; leaves: {sorted(_leaf_paths(space))}")
+        widths = {int(torch.tensor(s.shape).prod()) for _, s in leaves}
+        self.paths = [p for p, _ in leaves]
+        self.width = widths.pop() if len(widths) == 1 else 0
+
+    def read(self, env_idx: torch.Tensor) -> torch.Tensor:
+        return self.tensor[env_idx.to(self.tensor.device)]
+
+    def write(self, env_idx: torch.Tensor, values: torch.Tensor) -> None:
+        self.tensor[env_idx.to(self.tensor.device)] = values.to(self.tensor.device, self.tensor.dtype)
+
+
+def _leaf_paths(space: gym.Space, prefix: str = "") -> dict[str, gym.Space]:
+    if isinstance(space, gym.spaces.Dict):
+        out = {}
+        for key, sub in space.spaces.items():
+            out.update(_leaf_paths(sub, f"{prefix}{key}/"))
+        return out
+    return {prefix.rstrip("/"): space}
+
+
+def _float_leaves(space: gym.Space, path: str) -> list[tuple[str, gym.Space]]:
+    leaves = _leaf_paths(space)
+    chosen = leaves if not path else {p: s for p, s in leaves.items() if p == path or p.startswith(path + "/")}
+    return [(p, s) for p, s in chosen.items() if isinstance(s, gym.spaces.Box) and s.dtype.kind == "f"]
+
+
+def _unknown(event, what: str, known) -> ValueError:
+    return ValueError(f"randomization[{event.name!r}]['target'] names {what}, which this env does not have; "
+                      f"known: {sorted(known)}")
+
+
+class TermApplier:
+    """An event's term bound to its target's handle: `apply(event, env_idx, values)`."""
+
+    def __init__(self, term: Term, handle: Any):
+        self.term, self.handle = term, handle
+
     def apply(self, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-        variant = values[:, 0].round().to(torch.int64)
-        if (variant < 0).any() or (variant >= self.view.pool_size).any():
-            raise ValueError(f"randomization[{event.name!r}] drew variant {variant.tolist()}, outside the pool's "
-                             f"0..{self.view.pool_size - 1}")
-        self.view.activate(variant, env_idx)
+        self.term.fn(self.handle, event, env_idx, values)
 
 
-def resolve_target(event, env: Any):
-    """The applier of `event` in the built env (ValueError naming the event if absent, or
-    when the backend cannot change the property after the build)."""
-    target = _resolve(event, env)
-    view = getattr(target, "view", None)
-    writable = getattr(view, "writable_properties", None)
-    if writable is not None and event.property not in MOTION_PROPERTIES and event.property not in writable:
+def resolve_target(event, parts: Any, declared_cameras) -> TermApplier:
+    """`event`'s term bound to its target in the built env `parts` (its sim, robot and
+    cameras; declared_cameras: the task's camera configs, which camera events may name)."""
+    target = _resolve(event, parts, declared_cameras)
+    if isinstance(target, (ObjectTarget, ArticulationTarget)) and event.property in target.view.refused_properties:
         raise ValueError(f"randomization[{event.name!r}] sets property {event.property!r} of {event.target!r}, "
-                         f"which sim_backend {env.sim.backend!r} cannot change after the build (SAPIEN's GPU PhysX "
-                         f"takes it only before gpu_init); use sim_backend 'physx_cpu' for this event")
-    return target
+                         f"which sim_backend {parts.sim.backend!r} cannot change after the build (SAPIEN's GPU "
+                         f"PhysX takes it only before gpu_init); use sim_backend 'physx_cpu' for this event")
+    return TermApplier(event.term, target)
 
 
-MOTION_PROPERTIES = ("position", "yaw", "velocity", "variant")
-
-
-def _resolve(event, env: Any):
-    sim = env.sim
+def _resolve(event, parts: Any, declared_cameras):
+    sim = parts.sim
     if event.kind == "object":
         if event.target not in sim.actors:
             raise _unknown(event, f"object {event.target!r}", sim.actors)
@@ -158,19 +140,20 @@ def _resolve(event, env: Any):
             raise ValueError(f"randomization[{event.name!r}] sets property 'mass' of object {event.target!r}, "
                              f"which is a static or kinematic body (PhysX ignores its mass); randomize a dynamic "
                              f"object's mass, or drop the event")
-        return ObjectTarget(view)
+        return ObjectTarget(view, sim)
     if event.kind == "pool":
-        view = sim.actors.get(event.target)
-        if view is None or not hasattr(view, "activate"):
-            raise _unknown(event, f"object pool {event.target!r}",
-                           [n for n, v in sim.actors.items() if hasattr(v, "activate")])
-        return PoolTarget(view)
+        pools = {n: v for n, v in sim.actors.items() if isinstance(v, PoolLayout)}
+        if event.target not in pools:
+            raise _unknown(event, f"object pool {event.target!r}", pools)
+        return PoolTarget(pools[event.target])
     if event.kind == "articulation":
         if event.target not in sim.articulations:
             raise _unknown(event, f"articulation {event.target!r}", sim.articulations)
         return ArticulationTarget(sim.articulations[event.target])
     if event.kind == "robot":
-        return ArticulationTarget(env.robot.view)
+        return ArticulationTarget(parts.robot.view)
     if event.kind in ("light", "camera"):     # the render side: robosim.sensors.targets
-        return env.cameras.randomization_target(event, env.task.sensor_cameras)
+        return parts.cameras.randomization_target(event, declared_cameras)
+    if event.kind in ("observation", "action"):
+        return StreamTarget(event, event.target)
     raise ValueError(f"randomization[{event.name!r}] has an unknown kind {event.kind!r}")

@@ -121,10 +121,13 @@ class GpuArticulationView(ArticulationView):
         self._targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
         self.joint_mask = self.joint_mask.to(device)
 
-    writable_properties = ()
+    refused_properties = ("stiffness", "damping", "joint_friction")
 
     def set_drive_gains(self, i: int, gains) -> None:
         raise ValueError(GPU_REFUSED.format(what="the drive gains", name=self.name))
+
+    def set_joint_frictions(self, i: int, frictions) -> None:
+        raise ValueError(GPU_REFUSED.format(what="the joint friction", name=self.name))
 
     def qpos(self):
         return self.buffers.joints("qpos")[self.index, :self.dof]

@@ -21,7 +21,7 @@ GPU_REFUSED = ("{what} of {name!r} cannot change after the build on the GPU back
 class BodyProperties:
     """Mixin of the rigid-body views; needs `entity_of(i)` (env i's body in play)."""
 
-    writable_properties = ("mass", "friction", "restitution", "linear_damping", "angular_damping", "color")
+    refused_properties: tuple[str, ...] = ()   # properties this backend cannot change after the build
 
     def _dynamic(self, i: int):
         return self.entity_of(i).find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
@@ -72,7 +72,7 @@ class BodyProperties:
 class GpuRefusesBodyProperties:
     """Mixin for GPU views: mass, damping and materials are build-time only there."""
 
-    writable_properties = ("color",)
+    refused_properties = ("mass", "friction", "restitution", "linear_damping", "angular_damping", "external_force")
 
     def set_mass(self, i: int, mass: float, inertia: np.ndarray) -> None:
         raise ValueError(GPU_REFUSED.format(what="the mass", name=self.name))
@@ -87,7 +87,7 @@ class GpuRefusesBodyProperties:
 class DriveGains:
     """Mixin of articulation views: PD drive gains per env and joint (needs `joints`)."""
 
-    writable_properties = ("stiffness", "damping")
+    refused_properties: tuple[str, ...] = ()
 
     def drive_gains(self, i: int) -> list[tuple[float, float, float]]:
         """(stiffness, damping, force limit) of each active joint of env i."""
@@ -96,3 +96,11 @@ class DriveGains:
     def set_drive_gains(self, i: int, gains: Sequence[tuple[float, float, float]]) -> None:
         for joint, (stiffness, damping, limit) in zip(self.joints[i], gains):
             joint.set_drive_properties(stiffness, damping, limit)
+
+    def joint_frictions(self, i: int) -> list[float]:
+        """PhysX friction coefficient of each active joint of env i (dimensionless)."""
+        return [float(j.friction) for j in self.joints[i]]
+
+    def set_joint_frictions(self, i: int, frictions: Sequence[float]) -> None:
+        for joint, friction in zip(self.joints[i], frictions):
+            joint.friction = float(friction)
