@@ -1,11 +1,24 @@
 """BaseEnv: a batched gymnasium.Env over N parallel envs of one task.
 
-Step pipeline (ManiSkill3's BaseEnv.step contract, seed 000):
-  action -> clip -> controller -> sim_freq / control_freq physics substeps
+Step schedule (ManiSkill3's BaseEnv.step contract, seed 000), in this order:
+  action -> clip -> controller (robot.apply_action)
+  -> before_control_step(action) subscribers, in order: interval randomization events
+     (EventManager; due ones fire), the task (Task.before_control_step), the fault
+     monitor (keeps the state to restore from)
+  -> sim_freq / control_freq physics substeps
+  -> after_control_step() subscribers, in order: the fault monitor (faulted envs
+     restored, codes kept), the task (Task.after_control_step)
   -> elapsed_steps += 1 -> info = task.evaluate() -> obs -> reward
   -> terminated = success | fail, truncated = elapsed_steps >= max_episode_steps
+Both hook points run before elapsed_steps += 1: inside them elapsed_steps counts the
+control steps the episode finished before this one. A subscriber with nothing to do is
+left out of the list once, at build time (a task that does not override a hook, an env
+with no interval event), so it costs nothing per step.
 Every returned tensor has leading dim N = num_envs and lives on `env.device`. The env
 never resets itself: vector wrappers (robosim.vector) add autoreset.
+
+Construction builds the scene into one EnvParts (robosim.envs.parts) and hands it to
+the stages that read the scene; BaseEnv is a BatchedEnv (robosim.envs.protocol).
 """
 from __future__ import annotations
 
@@ -19,12 +32,13 @@ from robosim.agents import CONTROL_MODES, Robot, get_robot_spec
 from robosim.envs import checks
 from robosim.envs.faults import FaultMonitor, check_state
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
+from robosim.envs.parts import EnvParts, SceneRecipe, build_parts
 from robosim.envs.task import Task
 from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams
 from robosim.randomization.manager import EventManager
-from robosim.sensors.rig import CameraRig, RigSpec
-from robosim.sim import SIM_BACKENDS, PhysicsConfig, backend_device, create_sim_scene, resolve_backend
+from robosim.sensors.rig import RigSpec
+from robosim.sim import SIM_BACKENDS, PhysicsConfig, SimScene, backend_device, resolve_backend
 from robosim.sim.isolation import check_isolation
 
 REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
@@ -99,7 +113,7 @@ class BaseEnv(gym.Env):
         # "auto" | "full" | "low" | kept triangle fraction (robosim/sensors/lod.py)
         if render_camera is None or isinstance(render_camera, dict):   # the task's view, then the user's keys
             render_camera = {**task.human_camera, **(render_camera or {})}
-        self._rig_spec = RigSpec.from_env_kwargs(
+        rig_spec = RigSpec.from_env_kwargs(
             task.sensor_cameras, obs_mode in CAMERA_OBS_MODES or render_mode == "sensors",
             render_mode == "rgb_array", sensor_configs, render_camera, render_size, render_lod)
         self.reconfiguration_freq = int(reconfiguration_freq)
@@ -108,19 +122,21 @@ class BaseEnv(gym.Env):
         self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
         self.substeps = task.sim_freq // task.control_freq
         self.device = backend_device(resolve_backend(sim_backend), sim_device)   # where every tensor lives
+        self._recipe = SceneRecipe(sim_backend, self.num_envs, task.sim_freq, task.control_freq, physics,
+                                   self.physics_isolation, self.device, rig_spec, tuple(task.sensor_cameras))
         self._rng = EnvRandomStreams(self.num_envs, self.device)
+        self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         # declared randomization events (robosim.randomization): task defaults + make's
-        self.randomization = EventManager(task.default_events, randomization, self.num_envs, 1.0 / task.control_freq)
+        self.randomization = EventManager(task.default_events, randomization, self._rng, 1.0 / task.control_freq,
+                                          self.elapsed_steps)
         if seed is not None:   # seeded from the first build on: assets of env i depend on (seed_i, build r)
             self._rng.seed(checks.to_seeds("seed", seed, torch.arange(self.num_envs)), np.arange(self.num_envs))
         self._saved_states: dict[int, torch.Tensor] = {}
         self._next_state_id = 0
         self._full_resets = 0
         self._task_check = TaskOutputCheck(type(self.task).__name__, self.num_envs, self.device)
-        self.sim = None
+        self.parts: EnvParts | None = None
         self._build()
-        self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
-        self._obs = ObservationBuilder(self)
 
         low, high = self.robot.action_low.numpy(), self.robot.action_high.numpy()
         self.single_action_space = gym.spaces.Box(low, high, dtype=np.float32)
@@ -132,29 +148,45 @@ class BaseEnv(gym.Env):
 
     # -- construction ------------------------------------------------------------------
     def _build(self) -> None:
-        """(Re)build the whole scene: ground, robot, task actors, cameras."""
-        if self.sim is not None:
-            self.sim.close()
-        self.sim = create_sim_scene(self.sim_backend, self.num_envs, self.task.sim_freq, self.physics,
-                                    isolation=self.physics_isolation, sim_device=self.device,
-                                    render=bool(self._rig_spec.sensors) or self._rig_spec.human is not None)
-        self.sim.add_ground()
-        self.robot.load(self.sim)
-        build = self._rng.builds
+        """(Re)build the whole scene (ground, robot, task actors, cameras) into new parts,
+        then the stages that read it and the step's subscriber lists."""
+        if self.parts is not None:
+            self.parts.sim.close()
+            self.parts = None
         self._build_seeds = self._rng.base_seeds.clone()
-        self.sim.object_modifiers = self.randomization.object_modifiers(self._rng.base_seeds, build)
         build_rng = self._rng.next_build()
-        self.task.build_scene(self.sim, build_rng)
+        parts = build_parts(self._recipe, self.robot, self.randomization.object_modifiers(),
+                            self.task.build_scene, build_rng)
         if not self.task.randomizes_build and bool(build_rng.counters.any()):
+            parts.sim.close()
             raise ValueError(f"{type(self.task).__name__}.build_scene drew from its rng but the task does not "
                              f"declare randomizes_build = True: set the class attribute randomizes_build = True "
                              f"(a seeded reset then rebuilds the assets), or draw per-episode values in "
                              f"initialize_episode instead")
-        self.sim.finalize()
-        self._faults = FaultMonitor(self.sim)   # per-env fault check after each step (envs/faults.py)
-        self.cameras = CameraRig(self.sim, self._rig_spec)
-        self.human_camera = self.cameras.human
-        self.randomization.after_build(self, self._rng.base_seeds, build)
+        self.parts = parts
+        self._faults = FaultMonitor(parts.sim, parts.state_layout)   # per-env fault check (envs/faults.py)
+        self._obs = ObservationBuilder(parts, self.task, self.obs_mode)
+        self.randomization.after_build(parts)
+        # the step's subscribers, in call order (module docstring); no-op ones left out
+        task_before, task_after = self.task.overridden_step_hooks()
+        self._before_control_step = [s for s, on in ((self.randomization, self.randomization.has_interval_events),
+                                                     (self.task, task_before), (self._faults, True)) if on]
+        self._after_control_step = [s for s, on in ((self._faults, True), (self.task, task_after)) if on]
+
+    @property
+    def sim(self) -> SimScene | None:
+        """The built scene (None once closed)."""
+        return None if self.parts is None else self.parts.sim
+
+    @property
+    def cameras(self):
+        """The CameraRig of the built scene (robosim.sensors.rig)."""
+        return self.parts.cameras
+
+    @property
+    def human_camera(self):
+        """The render_mode="rgb_array" camera, or None."""
+        return self.parts.cameras.human
 
     # -- reset -----------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
@@ -195,9 +227,9 @@ class BaseEnv(gym.Env):
             self._build()
         self.elapsed_steps[env_idx.to(self.device)] = 0
         episode_rng = self._rng.next_episode(idx_np)
-        self.randomization.before_episode(env_idx, self._rng.base_seeds, self._rng.episode)
+        self.randomization.before_episode(env_idx)
         self.task.initialize_episode(env_idx.to(self.device), episode_rng)
-        self.randomization.on_reset(env_idx, self._rng.base_seeds, self._rng.episode)
+        self.randomization.on_reset(env_idx)
         self.sim.forget_history(env_idx)   # separate mode: no cache of the past survives a reset
         self._faults.states_written(env_idx.to(self.device), f"{type(self.task).__name__}.initialize_episode")
         info = self._evaluate()
@@ -217,11 +249,14 @@ class BaseEnv(gym.Env):
             action = checks.to_float_tensor("action", action, (self.num_envs, *self.single_action_space.shape), self.device)
             action = torch.clamp(action, self._action_low, self._action_high)
             self.robot.apply_action(action)
-        self.randomization.on_step(self.elapsed_steps, self._rng.base_seeds, self._rng.episode)
-        self._faults.before_physics()
+        for subscriber in self._before_control_step:
+            subscriber.before_control_step(action)
+        sim = self.parts.sim
         for _ in range(self.substeps):
-            self.sim.step()
-        fault = self._faults.after_physics().to(self.device)   # faulted envs already restored
+            sim.step()
+        for subscriber in self._after_control_step:
+            subscriber.after_control_step()
+        fault = self._faults.fault.to(self.device)   # faulted envs already restored
         self.elapsed_steps += 1
         info = self._evaluate()
         info["sim_fault"] = fault                              # int8 code, faults.FAULT_NAMES
@@ -335,11 +370,11 @@ class BaseEnv(gym.Env):
         return self.task.randomizes_build or self.randomization.randomizes_build
 
     def _check_open(self) -> None:
-        if self.sim is None:
+        if self.parts is None:
             raise RuntimeError(f"this {type(self.task).__name__} env was closed; make a new one")
 
     def close(self) -> None:
         """Release the scene; safe to call twice."""
-        if self.sim is not None:
-            self.sim.close()
-            self.sim = None
+        if self.parts is not None:
+            self.parts.sim.close()
+            self.parts = None

@@ -1,6 +1,6 @@
 """Per-env fault detection and containment, and validation of states written from outside.
 
-After every control step `FaultMonitor.after_physics()` checks each env's physics state
+After every control step's physics `FaultMonitor.after_control_step()` checks each env's physics state
 (one batched pass over the (N, S) tensor the step reads anyway) for:
   1 NON_FINITE   a NaN/inf anywhere in the state
   2 RUNAWAY      a linear speed above MAX_LINEAR_SPEED m/s, an angular speed above
@@ -148,11 +148,16 @@ def check_state(layout: StateLayout, state: torch.Tensor, env_idx: torch.Tensor)
 
 
 class FaultMonitor:
-    """Checks a SimScene after each control step and restores faulted envs (see module)."""
+    """Checks a SimScene after each control step and restores faulted envs (see module).
 
-    def __init__(self, sim):
+    A subscriber of BaseEnv.step's schedule: `before_control_step(action)` runs last
+    before the physics substeps, `after_control_step()` first after them; the latter
+    leaves the step's fault codes in `fault`."""
+
+    def __init__(self, sim, layout: StateLayout):
         self.sim = sim
-        self.layout = StateLayout(sim)
+        self.layout = layout
+        self.fault = torch.zeros(sim.num_envs, dtype=torch.int8, device=sim.device)   # int8 (N,), last step
         self._valid: torch.Tensor | None = None   # (N, S) last valid physics state
         self._faulted: torch.Tensor | None = None  # bool (N,): faulted on the last step
         self.faults_seen = 0
@@ -170,18 +175,20 @@ class FaultMonitor:
                 raise RuntimeError(f"{source} wrote an invalid state for envs {bad}: "
                                    f"{FAULT_NAMES[int(code[code > 0][0])]}")
 
-    def before_physics(self) -> None:
+    def before_control_step(self, action: torch.Tensor | None) -> None:
+        """Keep the valid state to restore from (the first step after a write reads it)."""
         if self._valid is None and self.sim.device.type == "cpu":
             self._valid = self.sim.get_state().clone()
 
-    def after_physics(self) -> torch.Tensor:
-        """int8 (N,) fault codes of this step; on the CPU backend faulted envs are already
-        restored. On physx_cuda faults are reported only: deciding to restore would make
-        the host wait for the GPU every step."""
+    def after_control_step(self) -> None:
+        """Set `fault`, the int8 (N,) fault codes of this step; on the CPU backend faulted
+        envs are restored before this returns. On physx_cuda faults are reported only:
+        deciding to restore would make the host wait for the GPU every step."""
         state = self.sim.get_state()
         code = self.layout.faults(state)
+        self.fault = code
         if state.device.type != "cpu":
-            return code
+            return
         bad = code > 0
         if bad.any():
             idx = bad.nonzero().flatten()
@@ -195,4 +202,3 @@ class FaultMonitor:
             self.faults_seen += len(idx)
         self._faulted = bad
         self._valid = state
-        return code

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 if TYPE_CHECKING:
-    from robosim.envs.base_env import BaseEnv
+    from robosim.envs.parts import EnvParts
+    from robosim.envs.task import Task
 
 IMAGE_OBS_KINDS = {"rgb": ("rgb",), "depth": ("depth",), "rgbd": ("rgb", "depth"),
                    "segmentation": ("segmentation",)}
@@ -52,34 +53,37 @@ def _space_of(value: Any) -> gym.spaces.Space:
 
 
 class ObservationBuilder:
-    """Builds the obs of one env batch for its obs mode."""
+    """Builds the obs of one built scene (`parts`: robot, cameras, num_envs, device) and
+    `task` (task_observations, goals) for `obs_mode` (one of OBS_MODES)."""
 
-    def __init__(self, env: "BaseEnv"):
-        self.env = env
+    def __init__(self, parts: "EnvParts", task: "Task", obs_mode: str):
+        self.parts = parts
+        self.task = task
+        self.obs_mode = obs_mode
 
     def state_dict(self, info: dict[str, Any]) -> dict[str, Any]:
-        robot = self.env.robot
+        robot = self.parts.robot
         qpos, qvel = robot.view.qpos(), robot.view.qvel()
         extra = {"tcp_pose": robot.tcp_pose(qpos)}
-        extra.update(self.env.task.task_observations(info))
+        extra.update(self.task.task_observations(info))
         return {"agent": {"qpos": qpos, "qvel": qvel}, "extra": extra}
 
     def build(self, info: dict[str, Any]) -> Any:
-        mode = self.env.obs_mode
+        mode = self.obs_mode
         if mode == "none":
-            return torch.zeros(self.env.num_envs, 0, device=self.env.device)
+            return torch.zeros(self.parts.num_envs, 0, device=self.parts.device)
         tree = self.state_dict(info)
         if mode == "state_dict":
             return tree
         if mode in CAMERA_OBS_MODES:
-            sensors = self.env.cameras.sensors
+            sensors = self.parts.cameras.sensors
             if mode == "pointcloud":
                 tree["pointcloud"] = sensors.pointcloud()
             else:
                 tree["sensor_param"] = sensors.params()
                 tree["sensor_data"] = sensors.capture(IMAGE_OBS_KINDS[mode])
             return tree
-        task = self.env.task
+        task = self.task
         if task.goal_conditioned:
             return {
                 "observation": flatten_obs(tree),
@@ -89,8 +93,9 @@ class ObservationBuilder:
         return flatten_obs(tree)
 
     def single_space(self) -> gym.spaces.Space:
-        """Space of one env's obs, from the shapes of a freshly built batch."""
-        return _space_of(_first_row(self.build(self.env.task.evaluate())))
+        """Space of one env's obs, from the shapes of a freshly built batch (calls
+        task.evaluate() once, then builds an obs from its info)."""
+        return _space_of(_first_row(self.build(self.task.evaluate())))
 
 
 def _first_row(obs: Any) -> Any:

@@ -6,12 +6,19 @@ spaces, and calls these hooks (named by when they run, as in dm_control's compos
 
   build_scene(sim, rng)             at construction and on every reconfigure
   initialize_episode(env_idx, rng)  on reset, for the envs in env_idx only
-  evaluate()                        after every step and reset -> info dict
+  before_control_step(action)       each step, after the controller took the action,
+                                    before the physics substeps (optional)
+  after_control_step()              each step, after the physics substeps and the fault
+                                    check, before elapsed_steps += 1 (optional)
+  evaluate()                        after every step and reset -> info dict (and once
+                                    at construction, to infer the observation space)
   dense_reward(info)                after evaluate, when reward_mode is dense/normalized
   task_observations(info)           extra obs entries (env frame)
 
-Only `evaluate` and `dense_reward` must be overridden. All tensors are batched over
-all N envs unless a hook receives env_idx; positions are in the env's own frame (m).
+Only `evaluate` and `dense_reward` must be overridden. The two control-step hooks are
+called only when the subclass overrides them (robosim.envs.base_env's step schedule).
+All tensors are batched over all N envs unless a hook receives env_idx; positions are
+in the env's own frame (m).
 Register a task with `@robosim.register_task("MyTask-v1")` or through the
 `robosim.tasks` entry point group.
 """
@@ -110,6 +117,22 @@ class Task:
         qpos = robot.rest_qpos(len(env_idx)).to(rng.device)
         qpos[:, :robot.arm_dof] += rng.normal(0.0, robot.spec.rest_noise, (robot.arm_dof,))
         self.robot.reset(qpos, env_idx)
+
+    def before_control_step(self, action: torch.Tensor | None) -> None:
+        """Each step, after the controller took `action` (float32 (N, A) clipped to the
+        action space, or None for step(None)) and before the physics substeps: apply
+        forces, perturb, or keep what after_control_step compares against."""
+
+    def after_control_step(self) -> None:
+        """Each step, after the physics substeps (faulted envs already restored) and
+        before elapsed_steps += 1 and evaluate()."""
+
+    @classmethod
+    def overridden_step_hooks(cls) -> tuple[bool, bool]:
+        """(before_control_step, after_control_step): whether this class overrides each
+        (BaseEnv subscribes only those)."""
+        return (cls.before_control_step is not Task.before_control_step,
+                cls.after_control_step is not Task.after_control_step)
 
     def evaluate(self) -> dict[str, torch.Tensor]:
         """Return at least "success" and "fail", bool (N,), plus any task metrics."""

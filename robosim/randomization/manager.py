@@ -1,32 +1,42 @@
 """EventManager: applies the declared randomization events of one env batch.
 
-BaseEnv calls it at five points: `object_modifiers` before the task builds its scene
-(build-time description changes: scale, density of objects), `after_build` once the
-scene and cameras exist (runtime properties of "reconfigure" events),
-`before_episode(env_idx)` before the task initializes those envs' episodes (pool
-variant swaps, so the task places the object in play), `on_reset(env_idx)` after it
-(every other "reset" event), and `on_step()` before each control step's physics
-(interval events that are due).
+It holds the env's EnvRandomStreams (robosim.randomization.rng), which key every draw
+from the env's base seeds, build and episode counters. BaseEnv calls it at five
+points: `object_modifiers()` after a build started and before the task builds its
+scene (build-time description changes: scale, density of objects; handed to the
+SimScene as create_sim_scene's object_modifiers), `after_build(parts)` once the scene
+and cameras exist (runtime properties of "reconfigure" events), `before_episode(env_idx)`
+before the task initializes those envs' episodes (pool variant swaps, so the task
+places the object in play), `on_reset(env_idx)` after it (every other "reset" event),
+and `before_control_step(elapsed)`, a subscriber of BaseEnv.step's before-control-step
+point (interval events that are due).
 Every applied event is appended to `log` (event, mode, env, step, value).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from robosim.randomization.events import Event, EventDraws, EventLog, merge_events, parse_events, periods_to_steps
+from robosim.randomization.rng import EVENT_BUILD, EVENT_EPISODE, EnvRandomStreams
 from robosim.randomization.targets import DESCRIPTION_PROPERTIES, combine, resolve_target, scale_object
-
-ObjectModifier = Callable[[int, Any], Any]
+from robosim.sim.building import ObjectModifier
 
 
 class EventManager:
     """The events of one env (see the module docstring). `spec` is the merged plain-data
     declaration: printable, JSON-able, saved into trajectory files."""
 
-    def __init__(self, defaults: dict[str, dict], user: dict | None, num_envs: int, control_dt: float):
+    def __init__(self, defaults: dict[str, dict], user: dict | None, streams: EnvRandomStreams,
+                 control_dt: float, elapsed_steps: torch.Tensor):
+        """streams: the env's random streams (draws are keyed by its seeds, builds and
+        episodes); control_dt: seconds per control step; elapsed_steps: int (N,) the
+        env's per-episode control-step counters (read, never written)."""
+        num_envs = streams.num_envs
+        self.streams = streams
+        self.elapsed_steps = elapsed_steps
         self.spec = merge_events(defaults, user)
         self.events: list[Event] = parse_events(self.spec)
         for event in self.events:
@@ -50,18 +60,15 @@ class EventManager:
         return any(e.mode == "reconfigure" for e in self.events)
 
     # -- draws ----------------------------------------------------------------------
-    def _draw(self, event: Event, seeds: torch.Tensor, phase: int, counts: torch.Tensor, firing,
-              env_idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(mask (M,) bool, values (M, dim) float32) for env_idx from their own streams."""
-        d = self.draws[event.name]
-        seeds, counts = seeds[env_idx].cpu(), counts[env_idx].cpu()
-        firing = firing[env_idx].cpu() if isinstance(firing, torch.Tensor) else firing
+    def _draw(self, event: Event, phase: int, firing, env_idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mask (M,) bool, values (M, dim) float32) for env_idx (CPU) from their own streams."""
+        key, streams = self.draws[event.name].hash, self.streams
         mask = torch.ones(len(env_idx), dtype=torch.bool)
         if event.envs is not None:
             mask &= torch.isin(env_idx.cpu(), torch.tensor(event.envs, dtype=torch.int64))
         if event.probability < 1.0:
-            mask &= d.rng(seeds, phase, counts, firing, 0).uniform(0.0, 1.0) < event.probability
-        values = event.dist.sample(d.rng(seeds, phase, counts, firing, 1))
+            mask &= streams.event(key, phase, env_idx, firing, 0).uniform(0.0, 1.0) < event.probability
+        values = event.dist.sample(streams.event(key, phase, env_idx, firing, 1))
         dim = len(values[0]) if values.ndim == 2 else 1
         return mask, values.reshape(len(env_idx), dim)
 
@@ -74,15 +81,15 @@ class EventManager:
                                  "value": values[row].tolist()})
 
     # -- build time -------------------------------------------------------------------
-    def object_modifiers(self, seeds: torch.Tensor, build: int) -> dict[str, list[ObjectModifier]]:
-        """{object name: [f(env_index, RigidObject) -> RigidObject]} for this build."""
+    def object_modifiers(self) -> dict[str, list[ObjectModifier]]:
+        """{object name: [f(env_index, RigidObject) -> RigidObject]} for the build the
+        streams are at (call after streams.next_build())."""
         out: dict[str, list[ObjectModifier]] = {}
         all_envs = torch.arange(self.num_envs)
-        counts = torch.full((self.num_envs,), build, dtype=torch.int64)
         for event in self.events:
             if event.mode != "reconfigure" or event.property not in DESCRIPTION_PROPERTIES:
                 continue
-            mask, values = self._draw(event, seeds, EventDraws.BUILD, counts, 0, all_envs)
+            mask, values = self._draw(event, EVENT_BUILD, 0, all_envs)
             self._record(event, all_envs, mask, values, 0)
             out.setdefault(event.target, []).append(self._modifier(event, mask, values))
         return out
@@ -100,54 +107,58 @@ class EventManager:
             raise AssertionError(event.property)
         return modify
 
-    def after_build(self, env: Any, seeds: torch.Tensor, build: int) -> None:
-        """Resolve every event's target in the built scene (ValueError naming the event
-        for an unknown one), then apply the runtime "reconfigure" events to all envs."""
-        self._targets = {e.name: resolve_target(e, env) for e in self.events}
+    def after_build(self, parts: Any) -> None:
+        """Resolve every event's target in the built scene `parts` (robosim.envs.parts.
+        EnvParts: sim, robot, cameras, sensor_cameras; ValueError naming the event for an
+        unknown one), then apply the runtime "reconfigure" events to all envs."""
+        self._targets = {e.name: resolve_target(e, parts, parts.sensor_cameras) for e in self.events}
         all_envs = torch.arange(self.num_envs)
-        counts = torch.full((self.num_envs,), build, dtype=torch.int64)
         for event in self.events:
             if event.mode == "reconfigure" and event.property not in DESCRIPTION_PROPERTIES:
-                mask, values = self._draw(event, seeds, EventDraws.BUILD, counts, 0, all_envs)
+                mask, values = self._draw(event, EVENT_BUILD, 0, all_envs)
                 self._apply(event, all_envs, mask, values)
                 self._record(event, all_envs, mask, values, 0)
 
     # -- episodes ---------------------------------------------------------------------
-    def before_episode(self, env_idx: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
+    def before_episode(self, env_idx: torch.Tensor) -> None:
         """Apply "reset" events that choose what is in the scene (pool variants) before the
         task initializes the episode, so the task places the object that is in play."""
         env_idx = env_idx.cpu()
         for event in self.events:
             if event.mode == "reset" and event.property == "variant":
-                mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, 0, env_idx)
+                mask, values = self._draw(event, EVENT_EPISODE, 0, env_idx)
                 self._apply(event, env_idx, mask, values)
                 self._record(event, env_idx, mask, values, 0)
 
-    def on_reset(self, env_idx: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
+    def on_reset(self, env_idx: torch.Tensor) -> None:
         """Apply the other "reset" events to env_idx (after the task initialized their
         episodes) and re-arm their interval timers."""
         env_idx = env_idx.cpu()
         for event in self.events:
             if event.mode == "reset" and event.property != "variant":
-                mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, 0, env_idx)
+                mask, values = self._draw(event, EVENT_EPISODE, 0, env_idx)
                 self._apply(event, env_idx, mask, values)
                 self._record(event, env_idx, mask, values, 0)
             elif event.mode == "interval":
                 self.firings[event.name][env_idx] = 0
-                self.next_fire[event.name][env_idx] = self._period(event, seeds, episodes, 0, env_idx)
+                self.next_fire[event.name][env_idx] = self._period(event, 0, env_idx)
 
-    def _period(self, event: Event, seeds, episodes, firing, env_idx) -> torch.Tensor:
-        d = self.draws[event.name]
-        f = firing[env_idx].cpu() if isinstance(firing, torch.Tensor) else firing
-        period = event.period.sample(d.rng(seeds[env_idx].cpu(), EventDraws.EPISODE, episodes[env_idx].cpu(), f, 2))
-        return periods_to_steps(period[:, 0].double(), self.control_dt)
+    def _period(self, event: Event, firing, env_idx) -> torch.Tensor:
+        rng = self.streams.event(self.draws[event.name].hash, EVENT_EPISODE, env_idx, firing, 2)
+        return periods_to_steps(event.period.sample(rng)[:, 0].double(), self.control_dt)
 
-    def on_step(self, elapsed: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor) -> None:
-        """Fire the interval events whose time has come (elapsed: int (N,) control steps
-        done in each env's episode); each env's next firing is drawn from its stream."""
+    @property
+    def has_interval_events(self) -> bool:
+        """True when `before_control_step` has anything to do (BaseEnv subscribes it only then)."""
+        return bool(self.next_fire)
+
+    def before_control_step(self, action: torch.Tensor | None) -> None:
+        """Fire the interval events whose time has come (elapsed_steps: control steps
+        done in each env's episode before this step); each env's next firing is drawn
+        from its stream. `action` is unused (the step schedule's hook signature)."""
         if not self.next_fire:
             return
-        elapsed = elapsed.cpu().to(torch.int64)
+        elapsed = self.elapsed_steps.cpu().to(torch.int64)
         for event in self.events:
             if event.mode != "interval":
                 continue
@@ -156,10 +167,10 @@ class EventManager:
                 continue
             firings = self.firings[event.name]
             firings[due] += 1
-            mask, values = self._draw(event, seeds, EventDraws.EPISODE, episodes, firings, due)
+            mask, values = self._draw(event, EVENT_EPISODE, firings, due)
             self._apply(event, due, mask, values)
             self._record(event, due, mask, values, elapsed)
-            self.next_fire[event.name][due] = elapsed[due] + self._period(event, seeds, episodes, firings, due)
+            self.next_fire[event.name][due] = elapsed[due] + self._period(event, firings, due)
 
     def get_timers(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """Copies of every interval event's (next firing step, firings so far), (N,) each."""

@@ -2,7 +2,12 @@
 
 Env i owns a base seed s_i (int64). Its k-th episode after seeding draws from the
 stream with key `mix(s_i, EPISODE_STREAM, k)`; scene building (asset randomization at
-reconfigure time) draws from `mix(s_i, BUILD_STREAM, r)` for the r-th build. The j-th
+reconfigure time) draws from `mix(s_i, BUILD_STREAM, r)` for the r-th build; a declared
+randomization event (robosim.randomization.manager) draws from
+`mix(s_i, EVENT_STREAM, event, phase, count, firing, slot)`: phase EVENT_BUILD with
+count r, or EVENT_EPISODE with count k and `firing`, the how-many-th firing of an
+interval event in that episode (0 at reset). One EnvRandomStreams keys all four
+families (episode, build, event, firing). The j-th
 64-bit word a stream yields is `mix(key, j)`: a pure function of (s_i, stream, k, j).
 So what env i draws depends only on (s_i, k) and on how many values it drew before,
 never on i itself, on num_envs, on which other envs reset in the same call, or on the
@@ -22,6 +27,8 @@ import torch
 
 EPISODE_STREAM = 0x0E91_50DE
 BUILD_STREAM = 0x5EED_B11D
+EVENT_STREAM = 0x0E7E_A75D
+EVENT_BUILD, EVENT_EPISODE = 1, 2   # the phase word of an event stream key
 
 # splitmix64 constants as signed int64 (torch has no uint64 arithmetic)
 _GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
@@ -137,7 +144,9 @@ def _as_index(name: str, env_idx, num_envs: int, device: torch.device) -> torch.
 
 
 class EnvRandomStreams:
-    """Base seeds and episode counters of N envs, int64 (N,) tensors on `device`."""
+    """Base seeds and episode counters of N envs, int64 (N,) tensors on `device`, and
+    the build counter: `builds` builds started so far, `build` the index of the current
+    scene's build (-1 before the first)."""
 
     def __init__(self, num_envs: int, device: torch.device | str = "cpu"):
         self.num_envs = num_envs
@@ -149,6 +158,7 @@ class EnvRandomStreams:
         self.base_seeds = torch.arange(num_envs, dtype=torch.int64, device=self.device) + entropy
         self.episode = torch.full((num_envs,), -1, dtype=torch.int64, device=self.device)
         self.builds = 0
+        self.build = -1
 
     def seed(self, seeds: Sequence[int], env_idx) -> None:
         """Give env_idx[j] the base seed seeds[j] (ints in [-2**63, 2**63)) and restart
@@ -167,7 +177,26 @@ class EnvRandomStreams:
         return BatchRandom(mix(self.base_seeds[idx], EPISODE_STREAM, self.episode[idx]))
 
     def next_build(self) -> BatchRandom:
-        """The streams of one scene (re)build of all envs."""
-        keys = mix(self.base_seeds, BUILD_STREAM, self.builds)
+        """Start a scene (re)build of all envs (it becomes `build`); its streams."""
+        self.build = self.builds
+        keys = mix(self.base_seeds, BUILD_STREAM, self.build)
         self.builds += 1
         return BatchRandom(keys)
+
+    def event(self, event_key: int, phase: int, env_idx: torch.Tensor, firing: torch.Tensor | int = 0,
+              slot: int = 0) -> BatchRandom:
+        """CPU streams of one randomization event for the envs env_idx (int64 (M,), CPU):
+        phase EVENT_BUILD draws for the current `build`, EVENT_EPISODE for each env's
+        current episode and `firing` (int, or int64 (N,) per env); `event_key` (int64)
+        names the event, `slot` separates its draws (0 probability, 1 value, 2 period)."""
+        seeds = self.base_seeds[env_idx.to(self.device)].cpu()
+        if phase == EVENT_BUILD:
+            counts = torch.full((len(env_idx),), self.build, dtype=torch.int64)
+        elif phase == EVENT_EPISODE:
+            counts = self.episode[env_idx.to(self.device)].cpu()
+        else:
+            raise ValueError(f"phase must be EVENT_BUILD ({EVENT_BUILD}) or EVENT_EPISODE ({EVENT_EPISODE}), "
+                             f"got {phase!r}")
+        if isinstance(firing, torch.Tensor):
+            firing = firing[env_idx].cpu()
+        return BatchRandom(mix(seeds, EVENT_STREAM, event_key, phase, counts, firing, slot))

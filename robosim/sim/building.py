@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Sequence, Union
+import types
+from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 import sapien
@@ -26,6 +27,8 @@ from robosim.sim.views import ActorView, ArticulationView
 
 ObjectSource = Union[RigidObject, Callable[[int], RigidObject]]
 ModelSource = Union[ArticulationModel, Callable[[int], ArticulationModel]]
+# build-time modifier of an object description: f(env_index, RigidObject) -> RigidObject
+ObjectModifier = Callable[[int, Any], Any]
 
 
 def _sapien_pose(pose: Sequence[float]) -> sapien.Pose:
@@ -99,6 +102,21 @@ class SceneBuilding:
     Needs `sub_scenes`, `num_envs`, `origins` (float64 (N, 3)) and the view registries
     `actors` / `articulations`, plus `_register_actor_view` / `_register_articulation_view`."""
 
+    # {object name: [f(env_index, RigidObject) -> RigidObject]}: applied, in order, to the
+    # descriptions add_object / add_object_pool build under that name (randomization
+    # events of mode "reconfigure"); set by create_sim_scene's object_modifiers argument
+    object_modifiers: Mapping[str, Sequence[ObjectModifier]] = types.MappingProxyType({})
+
+    def use_object_modifiers(self, modifiers: Mapping[str, Sequence[ObjectModifier]] | None) -> None:
+        """Set `object_modifiers` (before anything is built); None: none."""
+        modifiers = {} if modifiers is None else modifiers
+        if not isinstance(modifiers, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, (list, tuple)) and all(callable(f) for f in v)
+                for k, v in modifiers.items()):
+            raise TypeError(f"object_modifiers must map object names to lists of functions "
+                            f"(env_index, RigidObject) -> RigidObject, got {modifiers!r:.120}")
+        self.object_modifiers = types.MappingProxyType({k: tuple(v) for k, v in modifiers.items()})
+
     def env_pose(self, env_index: int, pose: Sequence[float] = IDENTITY) -> sapien.Pose:
         """World pose of an env-frame `pose` in env `env_index` (the GPU backend, where
         SAPIEN applies sub-scene offsets itself, returns it unchanged)."""
@@ -128,7 +146,7 @@ class SceneBuilding:
 
     def _modified(self, name: str, objects: list) -> list:
         """Apply build-time modifiers (randomization events at reconfigure) to env i's description."""
-        for modify in getattr(self, "object_modifiers", {}).get(name, []):
+        for modify in self.object_modifiers.get(name, ()):
             objects = [modify(i, obj) for i, obj in enumerate(objects)]
         return objects
 
@@ -148,7 +166,7 @@ class SceneBuilding:
             for k, obj in enumerate(objects):
                 if not isinstance(obj, RigidObject) or obj.body != "dynamic":
                     raise TypeError(f"source({i}, {k}) must return a dynamic RigidObject, got {obj!r:.80}")
-            for modify in getattr(self, "object_modifiers", {}).get(name, []):
+            for modify in self.object_modifiers.get(name, ()):
                 objects = [modify(i, obj) for obj in objects]
             variants.append([self._build_rigid(name, self.pool_view_class.build_description(obj, k), scene, i)
                              for k, obj in enumerate(objects)])

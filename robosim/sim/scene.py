@@ -13,13 +13,13 @@ render systems keep each env's camera view free of its neighbours.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import sapien
 import torch
 
-from robosim.sim.building import SceneBuilding
+from robosim.sim.building import ObjectModifier, SceneBuilding
 from robosim.sim.layout import GRID_SPACING, env_origins
 from robosim.sim.physics import PhysicsConfig
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
@@ -303,19 +303,25 @@ class SimScene(SceneBuilding):
 
 def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
                      physics: PhysicsConfig | None = None, isolation: str = "shared",
-                     render: bool = True, sim_device: str | torch.device = "cpu") -> SimScene:
+                     render: bool = True, sim_device: str | torch.device = "cpu",
+                     object_modifiers: Mapping[str, Sequence[ObjectModifier]] | None = None) -> SimScene:
     """Construct the SimScene for a backend name ("auto" resolved here); isolation
     "separate" gives every env its own PhysX system (robosim.sim.isolation); render=False
     builds no render system (no cameras possible, no Vulkan needed); sim_device is where
-    the emulated GPU system keeps its buffers (physx_gpu_emulated only)."""
+    the emulated GPU system keeps its buffers (physx_gpu_emulated only); object_modifiers
+    ({object name: [f(env_index, RigidObject) -> RigidObject]}) rewrite the descriptions
+    the scene's add_object / add_object_pool build under those names."""
     backend = resolve_backend(sim_backend)
     if isolation != "shared":
         from robosim.sim.isolation import IsolatedSimScene, check_isolation
 
         check_isolation(isolation, backend)
-        return IsolatedSimScene(num_envs, sim_freq, physics)
-    if backend in ("physx_cuda", "physx_gpu_emulated"):
+        scene = IsolatedSimScene(num_envs, sim_freq, physics)
+    elif backend in ("physx_cuda", "physx_gpu_emulated"):
         from robosim.sim.gpu_scene import GpuSimScene
 
-        return GpuSimScene(num_envs, sim_freq, physics, render=render, backend=backend, sim_device=sim_device)
-    return SimScene(num_envs, sim_freq, physics, render=render)
+        scene = GpuSimScene(num_envs, sim_freq, physics, render=render, backend=backend, sim_device=sim_device)
+    else:
+        scene = SimScene(num_envs, sim_freq, physics, render=render)
+    scene.use_object_modifiers(object_modifiers)
+    return scene
