@@ -4,9 +4,8 @@
 
 Pytest-free on purpose: timing belongs in a report, never in a test assertion. The
 parts: `cases` (what is timed), `ceiling` (the plain-SAPIEN scene), `runner`
-(alternating schedule, medians, ratios, JSON), `cli` (the sub-command).
+(alternating schedule, medians, ratios, JSON); the sub-command is robosim.cli.bench.
 """
-from robosim.bench.cli import add_bench_command, main
 from robosim.bench.runner import BenchConfig, format_report, run, write_json_atomic
 
-__all__ = ["BenchConfig", "add_bench_command", "format_report", "main", "run", "write_json_atomic"]
+__all__ = ["BenchConfig", "format_report", "run", "write_json_atomic"]

@@ -1,9 +1,9 @@
-"""The `robosim bench` sub-command (registered in robosim.cli.EXTERNAL_COMMANDS)."""
+"""`robosim bench`: robosim's throughput against ManiSkill3 and the raw PhysX ceiling
+(robosim.bench), or the Ray-sharded env against one process (--workers)."""
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 DESCRIPTION = """\
 Measure env-steps/s of robosim PickCube-v1 (state obs, random actions) at several batch
@@ -132,10 +132,3 @@ def cmd_bench(args: argparse.Namespace) -> int:
     save_results(doc, args.json, cfg.label)
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robosim.bench")
-    sub = parser.add_subparsers(dest="command")
-    add_bench_command(sub)
-    args = parser.parse_args(["bench", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)

@@ -1,18 +1,23 @@
-"""`robosim demos` sub-commands: generate, convert, render (and export / import when
-robosim.demos.lerobot_cli is installed).
+"""`robosim demos` sub-commands: generate, convert, render, and export / import of
+LeRobot v3.0 datasets (robosim.demos.lerobot; needs the lerobot extra:
+pip install 'robosim[lerobot]').
 
 Every argument is checked before any env is built or any file written: a bad one
 prints `robosim demos: error: ...` and exits with status 2 (robosim.cli.main turns
 the ValueError/TypeError into that line). A generation that hits its --max-tries cap,
-or a conversion in which an episode fails, exits with status 1.
+or a conversion in which an episode fails, exits with status 1. export / import refuse
+before anything is written: not a robosim trajectory, not a LeRobot v3.0 dataset,
+another task or robot, an action dimension that does not match, an existing --out
+directory.
 """
 from __future__ import annotations
 
 import argparse
 
-from robosim.record.cli import _size, add_make_options, make_options
+from robosim.cli.options import add_make_options, make_options, parse_size
 
 CAMERA_CHOICES = ("rgb", "rgbd", "pointcloud", "depth", "segmentation")
+FORMATS = ("lerobot",)
 
 
 def _sensor_configs(size) -> dict | None:
@@ -54,14 +59,13 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def add_demos_command(sub) -> None:
-    """`robosim demos {generate, convert, render, ...}`; other modules add theirs to the
-    sub-parsers object stored as the `demos` parser's `subparsers` default."""
+    """`robosim demos {generate, convert, render, export, import}` on the sub-parsers object `sub`."""
     p = sub.add_parser("demos", help="generate, convert and render demonstrations for imitation learning",
                        description="Demonstrations for imitation learning (docs/imitation.md): generate "
                                    "successful scripted episodes, re-express their actions in another "
                                    "control mode, add camera observations from the recorded states.")
     demos = p.add_subparsers(dest="demos_command", metavar="SUBCOMMAND")
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1], subparsers=demos)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     g = demos.add_parser("generate", help="N successful scripted demos of a task in one HDF5 file",
                          description="Run the task's scripted solution on --num-envs envs with separate physics "
@@ -78,7 +82,7 @@ def add_demos_command(sub) -> None:
     g.add_argument("--obs-mode", default="state",
                    help="state (default; the states are recorded, observations are derived from them) or a "
                         "camera mode (rgb, rgbd, pointcloud...): rendered from the recorded states after the run")
-    g.add_argument("--sensor-size", type=_size, default=None, metavar="WxH",
+    g.add_argument("--sensor-size", type=parse_size, default=None, metavar="WxH",
                    help="sensor camera resolution for camera obs modes (default: the task's cameras)")
     g.add_argument("--num-envs", type=int, default=4, help="parallel envs (default: 4)")
     g.add_argument("--seed", type=int, default=0, help="env i starts with seed + i, later episodes take the next "
@@ -107,14 +111,62 @@ def add_demos_command(sub) -> None:
     r.add_argument("trajectory", metavar="TRAJ.h5", help="demos file to render")
     r.add_argument("--obs-mode", required=True, choices=CAMERA_CHOICES, help="camera observations to add")
     r.add_argument("--out", required=True, help="output trajectory (.h5)")
-    r.add_argument("--sensor-size", type=_size, default=None, metavar="WxH",
+    r.add_argument("--sensor-size", type=parse_size, default=None, metavar="WxH",
                    help="sensor camera resolution (default: the task's cameras)")
     r.set_defaults(func=cmd_render)
 
-    try:
-        from robosim.demos.lerobot_cli import add_lerobot_commands
-    except ModuleNotFoundError as err:
-        if err.name != "robosim.demos.lerobot_cli":
-            raise
-    else:
-        add_lerobot_commands(demos)
+    add_lerobot_commands(demos)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from robosim.demos.lerobot import export_lerobot
+
+    summary = export_lerobot(args.trajectory, args.out, fps=args.fps, video=args.video, progress=True)
+    videos = ", ".join(summary["videos"]) or "none"
+    print(f"wrote LeRobot v3.0 dataset {summary['out_dir']}: {summary['episodes']} episodes, "
+          f"{summary['frames']} frames, videos: {videos}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from robosim.demos.lerobot import import_lerobot
+
+    summary = import_lerobot(args.dataset, args.out, task=args.task, robot=args.robot, progress=True)
+    print(f"wrote {summary['out_path']}: {summary['episodes']} episodes, {summary['frames']} steps of "
+          f"{summary['task_id']} (replay with `robosim replay {summary['out_path']}`)")
+    return 0
+
+
+def add_lerobot_commands(demos) -> None:
+    """Add `export` and `import` to the `robosim demos` sub-parsers object `demos`."""
+    e = demos.add_parser("export", help="write demos as a LeRobot v3.0 dataset (parquet, mp4, meta)",
+                         description="Write every episode of a robosim trajectory as a LeRobot v3.0 dataset "
+                                     "directory: data/ parquet frames (observation.state = joint positions, "
+                                     "observation.environment_state = robosim's env state, action, next.reward, "
+                                     "next.success), one mp4 per sensor camera re-rendered from the recorded "
+                                     "states, meta/info.json (with a 'robosim' entry: task, env kwargs, control "
+                                     "mode), meta/episodes, meta/tasks.parquet and meta/stats.json. The "
+                                     "directory appears only when complete.")
+    e.add_argument("trajectory", metavar="TRAJ.h5", help="demos file (robosim demos generate / RecordEpisode)")
+    e.add_argument("--format", required=True, choices=FORMATS, help="dataset format (lerobot: LeRobot v3.0)")
+    e.add_argument("--out", required=True, metavar="DIR", help="dataset directory to create (must not exist)")
+    e.add_argument("--fps", type=int, default=None,
+                   help="frame rate written to the dataset (default: the task's control frequency; one frame "
+                        "per control step either way)")
+    e.add_argument("--no-video", dest="video", action="store_false",
+                   help="write no camera videos (state features only; much faster)")
+    e.set_defaults(func=cmd_export)
+
+    i = demos.add_parser("import", help="read a LeRobot v3.0 dataset into a robosim HDF5 trajectory",
+                         description="Read a LeRobot v3.0 dataset that robosim exported (exact: states, seeds, "
+                                     "env slots; `robosim replay` re-simulates it), or one written for the same "
+                                     "task and robot with action and observation.environment_state in robosim's "
+                                     "layout (give --task; final states come from one simulated step, seeds "
+                                     "are unknown).")
+    i.add_argument("dataset", metavar="DIR", help="LeRobot v3.0 dataset directory")
+    i.add_argument("--out", required=True, metavar="PATH.h5", help="output trajectory (.h5)")
+    i.add_argument("--task", default=None,
+                   help="task id; required for a dataset robosim did not write, else must match the dataset's")
+    i.add_argument("--robot", default=None,
+                   help="robot name (default: the dataset's robot_type); must match the dataset's")
+    i.set_defaults(func=cmd_import)

@@ -1,0 +1,6 @@
+"""`python -m robosim ARGS`: the same as `robosim ARGS`."""
+import sys
+
+from robosim.cli import main
+
+sys.exit(main())

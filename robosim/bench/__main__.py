@@ -1,5 +1,0 @@
-import sys
-
-from robosim.bench.cli import main
-
-sys.exit(main())

@@ -1,0 +1,81 @@
+"""The `robosim` command: one module per sub-command (list_tasks, demo, bench, eval,
+replay, recover, demos), the options they share (options), and `main`, which turns a
+ValueError/TypeError into one `robosim COMMAND: error: ...` line (exit status 2) and
+SIGINT/SIGTERM into status 130/143 after the output files are closed.
+
+This package is the top layer: it imports from every other robosim folder, and none
+imports from it."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from typing import Callable
+
+from robosim.cli.bench import add_bench_command
+from robosim.cli.demo import add_demo_command
+from robosim.cli.demos import add_demos_command
+from robosim.cli.eval import add_eval_command
+from robosim.cli.list_tasks import add_list_command
+from robosim.cli.recover import add_recover_command
+from robosim.cli.replay import add_replay_command
+
+# The sub-commands in `robosim --help` order; each adder takes the argparse sub-parsers
+# object and sets `func` (args -> exit status) on its parser.
+COMMANDS: tuple[Callable, ...] = (add_list_command, add_demo_command, add_bench_command, add_eval_command,
+                                  add_replay_command, add_recover_command, add_demos_command)
+
+
+class Terminated(BaseException):
+    """Raised by the SIGTERM handler so `finally` blocks close output files, as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a repeated TERM must not cut the cleanup short
+    raise Terminated()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `robosim` parser: every sub-command, each with --import MODULE."""
+    parser = argparse.ArgumentParser(
+        prog="robosim", description="Batched robot manipulation environments on SAPIEN/PhysX."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add_command in COMMANDS:
+        add_command(sub)
+    for command in sub.choices.values():   # every sub-command can see tasks of the user's modules
+        command.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
+                             help="import MODULE before resolving task ids, so tasks it registers with "
+                                  "@robosim.register_task are found (repeatable); a task id may also be "
+                                  "'package.module:TaskClass'")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `robosim ARGV` (default: sys.argv[1:]); returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        if "" not in sys.path and os.getcwd() not in sys.path:   # user modules in cwd, as `python -m`
+            sys.path.insert(0, os.getcwd())
+        if getattr(args, "imports", None):
+            from robosim.envs.registry import import_modules
+
+            import_modules(args.imports)
+        return args.func(args)
+    except (ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:  # one clear line, no traceback
+        print(f"robosim {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, Terminated) as err:   # files were closed on the way out
+        name = "SIGINT" if isinstance(err, KeyboardInterrupt) else "SIGTERM"
+        print(f"robosim {args.command}: interrupted by {name}; output files keep what was recorded",
+              file=sys.stderr)
+        return 130 if name == "SIGINT" else 143
+

@@ -1,0 +1,77 @@
+"""Options shared by the `robosim` sub-commands: argument types (WxH sizes, JSON
+cameras, KEY=VALUE task parameters), --robot/--task-param, the robosim.make keyword
+arguments built from them, and the one-line error a command prints."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'WxH' -> (width, height) ints; argparse type of --render-size / --sensor-size."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 256x256, got {text!r}") from None
+    return w, h
+
+
+def parse_camera(text: str) -> dict:
+    """A JSON object -> dict; argparse type of --camera."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r} ({err})")
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r}")
+    return value
+
+
+def parse_task_param(text: str) -> tuple[str, object]:
+    """'key=value' -> (key, value): value parsed as JSON, else kept as the string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE such as cube_half_size=0.025, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def add_make_options(p: argparse.ArgumentParser) -> None:
+    """--robot and --task-param: what robosim.make(task, robot=..., **task_params) takes."""
+    p.add_argument("--robot", default=None, help="robot name (default: the task's default robot)")
+    p.add_argument("--task-param", dest="task_params", type=parse_task_param, action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="task parameter passed to robosim.make (repeatable); VALUE is parsed as JSON "
+                        "(0.025, true, [1, 2]), else taken as a string")
+
+
+def add_render_size_option(p: argparse.ArgumentParser) -> None:
+    """--render-size WxH of the video tiles (eval, replay)."""
+    p.add_argument("--render-size", type=parse_size, default=(256, 256), help="video tile size WxH (default 256x256)")
+
+
+def add_sim_backend_option(p: argparse.ArgumentParser, help: str) -> None:
+    """--sim-backend, one of robosim.sim.scene.SIM_BACKENDS (default physx_cpu)."""
+    from robosim.sim.scene import SIM_BACKENDS
+
+    p.add_argument("--sim-backend", default="physx_cpu", choices=SIM_BACKENDS, help=help)
+
+
+def make_options(args: argparse.Namespace) -> dict:
+    """robosim.make keyword arguments from --robot/--task-param; the task's check_parameters
+    raises ValueError naming an unknown key (TypeError for a wrongly typed value)."""
+    import robosim
+
+    params = dict(args.task_params)
+    robosim.get_task(args.task).check_parameters(params)
+    return {"robot": args.robot, **params}
+
+
+def fail(command: str, err: Exception, status: int = 2) -> int:
+    """Print `robosim COMMAND: error: ERR` on stderr; return the exit status."""
+    print(f"robosim {command}: error: {err}", file=sys.stderr)
+    return status
