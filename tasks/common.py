@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from robosim.envs.solutions import yaw_quat
+from robosim.core.rotations import yaw_quat
 from robosim.randomization import BatchRandom
 from robosim.sim import ActorView, Box, RigidObject, SimScene, Sphere
 

@@ -25,9 +25,9 @@ import math
 
 import torch
 
-from robosim.agents.kinematics import axis_angle_matrix, matmul3, quat_to_matrix, rotation_log
+from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log
 from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped, quat_yaw
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
 from robosim.sim import Box, RigidObject
 
 PEG_HALF_LENGTH = 0.12

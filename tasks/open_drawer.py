@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import torch
 
-from robosim.agents.kinematics import matvec3, quat_to_matrix
+from robosim.core.rotations import matvec3, quat_to_matrix, quat_yaw, yaw_quat
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, quat_yaw, yaw_quat
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import ArticulationView
 from robosim_tasks.cabinet import CabinetSpec, cabinet_model
 

@@ -32,9 +32,9 @@ import math
 
 import torch
 
-from robosim.agents.kinematics import axis_angle_matrix, matmul3, quat_to_matrix, rotation_log
+from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log, yaw_quat
 from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, is_grasped, quat_yaw, yaw_quat
+from robosim.envs.solutions import PhasePolicy, ee_action, is_grasped
 from robosim.sim import Box, RigidObject
 
 CLEARANCE = 0.003

@@ -18,7 +18,8 @@ import torch
 import trimesh
 
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PickAndPlacePolicy, yaw_quat
+from robosim.core.rotations import yaw_quat
+from robosim.envs.solutions import PickAndPlacePolicy
 from robosim.sim import Box, Cylinder, Mesh, RigidObject
 
 SHAPES = ("box", "cylinder", "hull")

@@ -35,9 +35,9 @@ import math
 
 import torch
 
-from robosim.agents.kinematics import quat_to_matrix
+from robosim.core.rotations import quat_to_matrix, quat_yaw, yaw_quat
 from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped, quat_yaw, yaw_quat
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
 from robosim.sim import Box, RigidObject
 from robosim_tasks.common import GoalPointMixin, build_cube
 

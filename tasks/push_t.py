@@ -36,9 +36,9 @@ import math
 
 import torch
 
-from robosim.agents.kinematics import axis_angle_matrix, matmul3
+from robosim.core.rotations import axis_angle_matrix, matmul3, quat_yaw, wrap_angle, yaw_quat
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, quat_yaw, wrap_angle, yaw_quat
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import ActorView, Box, Material, RigidObject
 
 SCALE = 0.75

@@ -25,9 +25,9 @@ import math
 
 import torch
 
-from robosim.agents.kinematics import quat_to_matrix
+from robosim.core.rotations import quat_to_matrix, quat_yaw
 from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped, quat_yaw
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
 from robosim_tasks.common import build_cube, place_on_ground
 
 CUBE_HALF = 0.02

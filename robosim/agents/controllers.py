@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from robosim.agents.kinematics import SerialChain, axis_angle_matrix, matmul3, rotation_log
+from robosim.agents.kinematics import SerialChain
+from robosim.core.rotations import axis_angle_matrix, matmul3, rotation_log
 
 CONTROL_MODES = ("pd_joint_pos", "pd_joint_delta_pos", "pd_ee_delta_pos", "pd_ee_delta_pose")
 

@@ -3,134 +3,20 @@
 All math is elementwise over a leading batch dim (no per-env Python loop and no BLAS
 batch kernels whose rounding could depend on the batch size), so FK of env i is
 bit-identical whatever num_envs is. Frames: everything is in the chain's root link
-frame (the robot base). Rotations are 3x3 matrices; quaternions are wxyz.
+frame (the robot base). Rotations are 3x3 matrices (robosim.core.rotations).
 """
 from __future__ import annotations
 
-import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import torch
 
+from robosim.core.rotations import FixedAxisRotation, matmul3, matvec3, rpy_to_matrix
+
 
 def _floats(text: str | None, default: tuple[float, float, float]) -> tuple[float, float, float]:
     return tuple(float(v) for v in text.split()) if text else default  # type: ignore[return-value]
-
-
-def rpy_to_matrix(r: float, p: float, y: float) -> torch.Tensor:
-    """URDF fixed-axis roll-pitch-yaw to a float64 (3, 3) rotation."""
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return torch.tensor(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ],
-        dtype=torch.float64,
-    )
-
-
-def matmul3(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) @ (..., 3, 3) without batch-size dependent kernels."""
-    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)
-
-
-def matvec3(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) @ (..., 3)."""
-    return (a * v.unsqueeze(-2)).sum(-1)
-
-
-def axis_angle_matrix(axis: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
-    """Rotation about unit `axis` (3,) or (..., 3) by `angle` (...,) rad -> (..., 3, 3)."""
-    x, y, z = axis.unbind(-1)
-    c, s = torch.cos(angle), torch.sin(angle)
-    t = 1 - c
-    rows = [
-        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
-        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
-        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
-    ]
-    return torch.stack([torch.stack(r, dim=-1) for r in rows], dim=-2)
-
-
-class _FixedAxisRotation:
-    """`axis_angle_matrix(axis, angle)` for one constant axis in 3 tensor ops instead of ~30.
-
-    Every entry is evaluated with the same floating-point operations in the same order
-    as in axis_angle_matrix ((t * a) * b, then + c or + s * (+-axis component), where
-    a - b is a + (-b) in IEEE arithmetic), so the result is bit-identical to it. The
-    constants are copied to each (device, dtype) once, so no call copies host data."""
-
-    _A = (0, 0, 0, 0, 1, 1, 0, 1, 2)    # entry (i, j) of t * a * b: a = axis[_A], b = axis[_B]
-    _B = (0, 1, 2, 1, 1, 2, 2, 2, 2)
-
-    def __init__(self, axis: torch.Tensor):
-        x, y, z = axis.tolist()
-        zero = 0.0
-        self._host = (axis[list(self._A)].clone(), axis[list(self._B)].clone(),
-                      torch.tensor([zero, -z, y, z, zero, -x, -y, x, zero], dtype=axis.dtype))
-        self.diagonal = torch.tensor([True, False, False, False, True, False, False, False, True])
-        self._on: dict = {}
-
-    def _constants(self, like: torch.Tensor):
-        key = (like.device, like.dtype)
-        consts = self._on.get(key)
-        if consts is None:
-            consts = self._on[key] = (*(c.to(like) for c in self._host), self.diagonal.to(like.device))
-        return consts
-
-    def __call__(self, angle: torch.Tensor) -> torch.Tensor:
-        first, second, sin_factor, diagonal = self._constants(angle)
-        c, s = torch.cos(angle).unsqueeze(-1), torch.sin(angle).unsqueeze(-1)
-        t = 1 - c
-        outer = (t * first) * second
-        return (outer + torch.where(diagonal, c, s * sin_factor)).reshape(*angle.shape, 3, 3)
-
-
-def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) rotation -> (..., 4) unit quaternion wxyz with w >= 0.
-
-    Shepperd's method: derive the quaternion from its largest component, so no
-    component comes from the square root of a rounding error."""
-    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
-    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
-    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    diag = torch.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
-    big = torch.sqrt(diag.clamp(min=1e-12)) * 0.5          # candidate |w|, |x|, |y|, |z|
-    four = 4 * big
-    candidates = torch.stack([
-        torch.stack([big[..., 0], (m21 - m12) / four[..., 0], (m02 - m20) / four[..., 0], (m10 - m01) / four[..., 0]], -1),
-        torch.stack([(m21 - m12) / four[..., 1], big[..., 1], (m01 + m10) / four[..., 1], (m02 + m20) / four[..., 1]], -1),
-        torch.stack([(m02 - m20) / four[..., 2], (m01 + m10) / four[..., 2], big[..., 2], (m12 + m21) / four[..., 2]], -1),
-        torch.stack([(m10 - m01) / four[..., 3], (m02 + m20) / four[..., 3], (m12 + m21) / four[..., 3], big[..., 3]], -1),
-    ], dim=-2)                                             # (..., 4 candidates, 4)
-    choice = diag.argmax(dim=-1, keepdim=True).unsqueeze(-1).expand(*diag.shape[:-1], 1, 4)
-    q = candidates.gather(-2, choice).squeeze(-2)
-    q = torch.where(q[..., :1] < 0, -q, q)
-    return q / q.norm(dim=-1, keepdim=True)
-
-
-def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
-    """(..., 4) quaternion wxyz -> (..., 3, 3)."""
-    q = q / q.norm(dim=-1, keepdim=True)
-    w, x, y, z = q.unbind(-1)
-    rows = [
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ]
-    return torch.stack([torch.stack(r, dim=-1) for r in rows], dim=-2)
-
-
-def rotation_log(m: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) rotation -> (..., 3) axis-angle vector (rad), angle in [0, pi]."""
-    q = matrix_to_quat(m)
-    vec = q[..., 1:]
-    sin_half = vec.norm(dim=-1, keepdim=True)
-    angle = 2 * torch.atan2(sin_half, q[..., :1])
-    scale = torch.where(sin_half > 1e-9, angle / sin_half.clamp(min=1e-12), torch.full_like(sin_half, 2.0))
-    return vec * scale
 
 
 @dataclass(frozen=True)
@@ -139,7 +25,7 @@ class _Joint:
     origin_pos: torch.Tensor   # (3,)
     axis: torch.Tensor         # (3,) unit, joint frame
     active_index: int          # column in the chain's q vector, -1 for fixed joints
-    rotation: "_FixedAxisRotation | None" = None   # rotation about `axis` (movable joints)
+    rotation: "FixedAxisRotation | None" = None   # rotation about `axis` (movable joints)
 
 
 class SerialChain:
@@ -180,7 +66,7 @@ class SerialChain:
             self._joints.append(
                 _Joint(rpy_to_matrix(*rpy), torch.tensor(xyz, dtype=torch.float64), axis / axis.norm(),
                        len(self.joint_names) - 1 if movable else -1,
-                       _FixedAxisRotation(axis / axis.norm()) if movable else None)
+                       FixedAxisRotation(axis / axis.norm()) if movable else None)
             )
         if any(v != 0.0 for v in tip_offset):
             self._joints.append(_Joint(torch.eye(3, dtype=torch.float64),

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import xml.etree.ElementTree as ET
 from typing import Callable
 
 import sapien
 
 from robosim.agents.spec import RobotSpec, ToolMount
+from robosim.core.atomic import write_bytes_atomic
 
 _MESH_TAGS = ("mesh",)
 _CACHE_DIR = os.path.join(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "~/.cache")), "robosim", "robots")
@@ -80,13 +80,9 @@ def compose_tool(arm_path: str, tool: ToolMount) -> str:
             stack.append(joint.find("child").get("link"))
     text = ET.tostring(arm, encoding="unicode")
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    os.makedirs(_CACHE_DIR, exist_ok=True)
     path = os.path.join(_CACHE_DIR, f"{os.path.splitext(os.path.basename(arm_path))[0]}-{digest}.urdf")
     if not os.path.isfile(path):
-        fd, tmp = tempfile.mkstemp(dir=_CACHE_DIR, suffix=".partial")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)   # concurrent processes write the same bytes
+        write_bytes_atomic(path, text.encode(), make_dirs=True)   # concurrent processes write the same bytes
     return path
 
 

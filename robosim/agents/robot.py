@@ -10,7 +10,8 @@ import sapien
 import torch
 
 from robosim.agents.controllers import GripperController, make_arm_controller
-from robosim.agents.kinematics import SerialChain, matmul3, matrix_to_quat, matvec3, quat_to_matrix
+from robosim.agents.kinematics import SerialChain
+from robosim.core.rotations import matmul3, matrix_to_quat, matvec3, quat_to_matrix
 from robosim.agents.model import RobotModel
 from robosim.agents.spec import RobotSpec
 from robosim.sim.scene import SimScene

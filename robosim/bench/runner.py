@@ -22,6 +22,7 @@ import torch
 from tqdm import tqdm
 
 from robosim.bench.cases import Case, median
+from robosim.core.atomic import write_bytes_atomic
 from robosim.rollout.run_log import cpu_model
 
 CONTROL_MODES = ("pd_ee_delta_pose", "pd_joint_delta_pos")
@@ -272,12 +273,9 @@ def save_results(doc: dict, path: str | None, label: str) -> None:
 
 def write_json_atomic(doc: dict, path: str) -> None:
     """Write `doc` as indented JSON to `path` through the one atomic-write helper
-    (robosim.record.files): a reader never sees a half-written file, even if the run is
+    (robosim.core.atomic): a reader never sees a half-written file, even if the run is
     killed while writing. Creates missing directories."""
-    from robosim.record.files import write_bytes_atomic
-
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_bytes_atomic(path, json.dumps(doc, indent=2).encode())
+    write_bytes_atomic(path, json.dumps(doc, indent=2).encode(), make_dirs=True)
 
 
 def format_report(doc: dict) -> str:

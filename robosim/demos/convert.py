@@ -42,7 +42,7 @@ import torch
 
 from robosim.agents import CONTROL_MODES
 from robosim.agents.controllers import damped_least_squares
-from robosim.agents.kinematics import matvec3, quat_to_matrix
+from robosim.core.rotations import matvec3, quat_to_matrix
 from robosim.demos.recorder import DemoRecorder
 from robosim.demos.source import make_recording_env, read_demos
 from robosim.envs.faults import StateLayout

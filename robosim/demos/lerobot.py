@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from robosim.core.atomic import replace_dir_into_place
 from robosim.demos import lerobot_format as fmt
 from robosim.record.files import OutputLock
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile, TrajectoryWriter
@@ -93,7 +94,7 @@ def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None
         for k, episode in enumerate(tqdm(episodes, desc="export", unit="ep", disable=not progress)):
             writer.add(k, episode)
         summary = writer.finish()
-        os.rename(tmp, out_dir)
+        replace_dir_into_place(tmp, out_dir)
         tmp = None
     finally:
         if writer is not None:

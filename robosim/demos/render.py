@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from robosim.core.tree import leaf_items
 from robosim.demos.source import make_recording_env, read_demos
 from robosim.envs.observations import IMAGE_OBS_KINDS
 from robosim.record.files import AtomicFile, check_output_path
@@ -124,19 +125,11 @@ def _capture_round(env, obs_mode: str, states: list[np.ndarray], slots: list[int
             tree = {"pointcloud": sensors.pointcloud()}
         else:
             tree = {"sensor_data": sensors.capture(IMAGE_OBS_KINDS[obs_mode]), "sensor_param": sensors.params()}
-        flat = dict(_flatten(tree))
+        flat = dict(leaf_items(tree))
         for j in live:
             for key, value in flat.items():
                 frames[j].setdefault(key, []).append(value[slots[j]].cpu().numpy())
     return [{key: np.stack(rows) for key, rows in f.items()} for f in frames]
-
-
-def _flatten(tree: dict, prefix: str = ""):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}/")
-        else:
-            yield f"{prefix}{key}", value
 
 
 def _write_tree(group, arrays: dict[str, np.ndarray]) -> None:

@@ -5,23 +5,35 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from importlib.metadata import entry_points
-from typing import Callable
+from typing import Any, Callable
 
 import gymnasium as gym
 
+from robosim.core.registry import Registry
 from robosim.envs.task import Task
 
 ENTRY_POINT_GROUP = "robosim.tasks"
-_TASKS: dict[str, type[Task]] = {}
-_ENTRY_POINTS: dict[str, object] = {}
+
+VISIBILITY_HINT = (
+    "A task defined in your own module becomes visible by importing that module first "
+    "(`robosim eval --import mymodule ...`, or `import mymodule` in Python), by naming its "
+    "class as 'package.module:TaskClass', or through the `robosim.tasks` entry point group "
+    "of an installed package (docs/writing-tasks.md)")
 
 
-def _discover() -> None:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        _ENTRY_POINTS.setdefault(ep.name, ep)
-    if not _ENTRY_POINTS:  # running from a source tree that was never pip-installed
-        import robosim_tasks  # noqa: F401  (its modules register themselves)
+def _check_task(task_id: str, cls: Any) -> type[Task]:
+    if not (isinstance(cls, type) and issubclass(cls, Task)):
+        raise ValueError(f"task_id {task_id!r} must name a robosim.Task subclass, got {cls!r}")
+    return cls
+
+
+def _load_builtin_tasks(registry: Registry) -> None:
+    if not registry.entry_points:   # running from a source tree that was never pip-installed
+        importlib.import_module("robosim_tasks")   # its modules register themselves
+
+
+TASKS: Registry[type[Task]] = Registry("task", "task_id", ENTRY_POINT_GROUP, _check_task, _load_builtin_tasks,
+                                       import_paths=True, hint=VISIBILITY_HINT)
 
 
 def register_task(task_id: str) -> Callable[[type[Task]], type[Task]]:
@@ -30,7 +42,7 @@ def register_task(task_id: str) -> Callable[[type[Task]], type[Task]]:
     def decorate(cls: type[Task]) -> type[Task]:
         if not (isinstance(cls, type) and issubclass(cls, Task)):
             raise TypeError(f"register_task({task_id!r}) expects a Task subclass, got {cls!r}")
-        _TASKS[task_id] = cls
+        TASKS.add(task_id, cls)
         _register_gym_id(task_id)
         return cls
 
@@ -49,45 +61,13 @@ def _register_gym_id(task_id: str) -> None:
 
 def list_tasks() -> list[str]:
     """Sorted ids of every known task."""
-    _discover()
-    return sorted(set(_TASKS) | set(_ENTRY_POINTS))
-
-
-VISIBILITY_HINT = (
-    "A task defined in your own module becomes visible by importing that module first "
-    "(`robosim eval --import mymodule ...`, or `import mymodule` in Python), by naming its "
-    "class as 'package.module:TaskClass', or through the `robosim.tasks` entry point group "
-    "of an installed package (docs/writing-tasks.md)")
-
-
-def _task_from_path(task_id: str) -> type[Task]:
-    """'package.module:TaskClass' -> the class, registered under that id."""
-    module_name, _, class_name = task_id.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise ValueError(f"task_id {task_id!r} names module {module_name!r}, which cannot be imported ({err})") from None
-    cls = getattr(module, class_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Task)):
-        raise ValueError(f"task_id {task_id!r} must name a robosim.Task subclass in {module_name}, "
-                         f"got {type(cls).__name__ if cls is not None else 'nothing'} for {class_name!r}")
-    _TASKS[task_id] = cls
-    return cls
+    return TASKS.names()
 
 
 def get_task(task_id: str) -> type[Task]:
-    """The Task class of a registered id, or of 'package.module:TaskClass'."""
-    if not isinstance(task_id, str):
-        raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
-    if task_id not in _TASKS:
-        _discover()
-        if task_id in _ENTRY_POINTS:
-            _TASKS[task_id] = _ENTRY_POINTS[task_id].load()
-        elif ":" in task_id:
-            return _task_from_path(task_id)
-    if task_id not in _TASKS:
-        raise ValueError(f"task_id must be one of {list_tasks()}, got {task_id!r}. {VISIBILITY_HINT}")
-    return _TASKS[task_id]
+    """The Task class of a registered id, or of 'package.module:TaskClass' (TypeError
+    for a non-str, ValueError listing the known ids for an unknown one)."""
+    return TASKS.get(task_id)
 
 
 def import_modules(names: list[str] | None, search_cwd: bool = False) -> None:

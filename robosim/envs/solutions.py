@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from robosim.agents.kinematics import axis_angle_matrix, matmul3, quat_to_matrix, rotation_log
+# quat_yaw, wrap_angle and yaw_quat belong to the scripted-solution API (docs/writing-tasks.md)
+from robosim.core.rotations import (axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw,  # noqa: F401
+                                    rotation_log, wrap_angle, yaw_quat)
 
 if TYPE_CHECKING:
     from robosim.envs.base_env import BaseEnv
@@ -44,24 +46,6 @@ _DOWN = torch.tensor([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]], dtyp
 
 
 # -- pose helpers ---------------------------------------------------------------------
-def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
-    """(M,) yaw angles (rad) -> (M, 4) wxyz quaternions about +z."""
-    half = yaw * 0.5
-    zeros = torch.zeros_like(half)
-    return torch.stack([torch.cos(half), zeros, zeros, torch.sin(half)], dim=1)
-
-
-def quat_yaw(q: torch.Tensor) -> torch.Tensor:
-    """(N, 4) wxyz -> (N,) yaw (rad) of the body x axis about +z."""
-    w, x, y, z = q.unbind(-1)
-    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-
-
-def wrap_angle(a: torch.Tensor) -> torch.Tensor:
-    """Angles (rad) wrapped to [-pi, pi)."""
-    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
-
-
 def grasp_rotation(object_yaw: torch.Tensor) -> torch.Tensor:
     """float64 (N, 3, 3) downward gripper rotations (tcp z along env -z) aligned with a
     cube's faces: the object's yaw (N,) rad folded to [-pi/4, pi/4) (90-degree symmetric)."""

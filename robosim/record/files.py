@@ -5,7 +5,8 @@ A reader never sees a half-written or broken file under the final name:
   h5py) fills; `commit()` finishes the writer and renames it. If finishing fails (full
   disk, broken pipe, deleted directory) the temporary file is deleted and the error is
   raised: nothing appears under the final name.
-- `write_bytes_atomic` writes a complete byte string, fsyncs it and renames it.
+- A complete byte string: `robosim.core.atomic.write_bytes_atomic` (the one atomic
+  write; re-exported here for callers that still import it from robosim.record.files).
 - `OutputLock` claims a final path for one writer (`.NAME.lock` beside it, flock'ed):
   a second writer to the same path, in this or another process, is refused at start
   with a ValueError naming the path and the process that holds it, instead of both
@@ -21,9 +22,11 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import tempfile
 import weakref
 from typing import Callable
+
+from robosim.core.atomic import current_umask, make_temp_beside, replace_into_place, unlink_quietly
+from robosim.core.atomic import write_bytes_atomic  # noqa: F401  (re-export, see the docstring)
 
 
 def check_output_path(arg: str, path: str, suffixes: tuple[str, ...]) -> str:
@@ -46,50 +49,6 @@ def check_output_path(arg: str, path: str, suffixes: tuple[str, ...]) -> str:
     return path
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def write_bytes_atomic(path: str, data: bytes) -> None:
-    """Write `data` to `path` atomically and durably (temp file, fsync, rename, fsync dir).
-
-    On any OSError (ENOSPC, EIO, missing directory) the temp file is removed, `path` is
-    left as it was and the error is raised."""
-    directory, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    _fsync_dir(directory)
-
-
 LOCK_SUFFIX = ".lock"
 
 
@@ -109,7 +68,7 @@ class OutputLock:
         self.path = path
         self.lock_path = lock_path_of(path)
         while True:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~_umask())
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~current_umask())
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:
@@ -145,7 +104,7 @@ class OutputLock:
     def release(self) -> None:
         """Give the path up (idempotent): unlink the lock file, then drop the flock."""
         if self._fd is not None:
-            _unlink_quietly(self.lock_path)
+            unlink_quietly(self.lock_path)
             os.close(self._fd)
             self._fd = None
 
@@ -179,15 +138,11 @@ class AtomicFile:
 
     def __init__(self, final_path: str, finish: Callable[[], None], arg: str = "path"):
         self.final_path = final_path
-        directory, name = os.path.split(final_path)
-        stem, ext = os.path.splitext(name)
+        stem, ext = os.path.splitext(os.path.basename(final_path))
         self._lock = OutputLock(final_path, arg)
         try:
             # the owner's pid in the name lets `robosim recover` leave a live writer's file alone
-            fd, self.tmp_path = tempfile.mkstemp(prefix=f".{stem}.pid{os.getpid()}-", suffix=f".partial{ext}",
-                                                 dir=directory)
-            os.close(fd)
-            os.chmod(self.tmp_path, 0o666 & ~_umask())   # mkstemp makes 0600; give a normal file's mode
+            self.tmp_path = make_temp_beside(final_path, f".{stem}.pid{os.getpid()}-", f".partial{ext}")
         except BaseException:
             self._lock.release()
             raise
@@ -200,14 +155,12 @@ class AtomicFile:
     @staticmethod
     def _finalize(finish, tmp_path, final_path, lock: OutputLock) -> None:
         try:
-            finish()
-            if not os.path.exists(tmp_path):
-                raise FileNotFoundError(f"cannot write {final_path!r}: its temporary file {tmp_path!r} "
-                                        f"disappeared (was the directory deleted?)")
-            os.replace(tmp_path, final_path)
-        except BaseException:
-            _unlink_quietly(tmp_path)   # a file that failed to finish never gets the final name
-            raise
+            try:
+                finish()
+            except BaseException:
+                unlink_quietly(tmp_path)   # a file that failed to finish never gets the final name
+                raise
+            replace_into_place(tmp_path, final_path)
         finally:
             lock.release()
 
@@ -227,5 +180,5 @@ class AtomicFile:
             except Exception:
                 pass   # the file is deleted anyway; the caller is already handling an error
             finally:
-                _unlink_quietly(self.tmp_path)
+                unlink_quietly(self.tmp_path)
                 self._lock.release()

@@ -40,7 +40,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from robosim.record.files import OutputLock, check_output_path, write_bytes_atomic
+from robosim.core.atomic import write_bytes_atomic
+from robosim.record.files import OutputLock, check_output_path
 
 FORMAT = "robosim-trajectory"
 FORMAT_VERSION = 1

@@ -15,7 +15,7 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.agents.kinematics import matrix_to_quat
+from robosim.core.rotations import matrix_to_quat
 from robosim.sim import SimScene
 
 MAX_RESOLUTION = 4096

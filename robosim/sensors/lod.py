@@ -15,13 +15,14 @@ and LOD_VERSION, and in memory per process.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 import sapien
 
+from robosim.core.atomic import write_bytes_atomic
 from robosim.sim import SimScene
 
 LOD_VERSION = 1
@@ -80,7 +81,7 @@ def decimate(vertices: np.ndarray, triangles: np.ndarray, keep: float) -> tuple[
             result = (data["vertices"], data["triangles"], data["normals"])
     except (OSError, KeyError, ValueError):
         result = _decimate_uncached(vertices, triangles, keep)
-        _save_atomic(path, result)
+        _cache_decimated(path, result)
     _MEMORY[digest] = result
     return result
 
@@ -97,21 +98,11 @@ def _decimate_uncached(vertices, triangles, keep):
             np.asarray(mesh.vertex_normals, np.float32))
 
 
-def _save_atomic(path: str, arrays) -> None:
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz.tmp")
-    except OSError:
-        return  # an unwritable cache only costs recomputation
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, vertices=arrays[0], triangles=arrays[1], normals=arrays[2])
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _cache_decimated(path: str, arrays) -> None:
+    """Cache one decimated mesh; an unwritable cache only costs recomputation."""
+    data = io.BytesIO()
+    np.savez(data, vertices=arrays[0], triangles=arrays[1], normals=arrays[2])
+    write_bytes_atomic(path, data.getvalue(), make_dirs=True, ignore_errors=True)
 
 
 def _reduced_shapes(shape: sapien.render.RenderShapeTriangleMesh, keep: float, built: dict) -> list | None:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import trimesh
+
+from robosim.core.atomic import write_bytes_atomic
 
 COLLISION_METHODS = ("coacd", "convex_hull", "none")
 _PREPARED: dict[str, "PreparedMesh"] = {}
@@ -63,19 +64,6 @@ def load_mesh(source: "str | os.PathLike | trimesh.Trimesh", argument: str = "me
     return mesh
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _convex_parts(mesh: trimesh.Trimesh, method: str) -> list[trimesh.Trimesh]:
     if method == "none":
         return []
@@ -104,15 +92,15 @@ def prepare_mesh(source: "str | os.PathLike | trimesh.Trimesh", collision: str =
     folder = cache_dir() / digest
     visual = folder / "visual.glb"
     if not visual.exists():
-        _write_atomic(visual, mesh.export(file_type="glb"))
+        write_bytes_atomic(visual, mesh.export(file_type="glb"), make_dirs=True)
     marker = folder / f"collision-{collision}.txt"   # lists the parts once all are written
     if not marker.exists():
         names = []
         for k, part in enumerate(_convex_parts(mesh, collision)):
             name = f"{collision}_{k}.obj"
-            _write_atomic(folder / name, part.export(file_type="obj").encode())
+            write_bytes_atomic(folder / name, part.export(file_type="obj").encode(), make_dirs=True)
             names.append(name)
-        _write_atomic(marker, "\n".join(names).encode())
+        write_bytes_atomic(marker, "\n".join(names).encode(), make_dirs=True)
     names = [n for n in marker.read_text().split("\n") if n]
     prepared = PreparedMesh(digest, str(visual), tuple(str(folder / n) for n in names),
                             tuple(float(e) for e in mesh.extents))

@@ -1,5 +1,5 @@
-"""Helpers over batched trees: a leaf is a torch tensor or numpy array whose leading dim
-is num_envs; inner nodes are dicts (Dict spaces, nested info) or tuples.
+"""The vector layer's helpers over batched trees (robosim.core.tree: a leaf is a torch
+tensor or numpy array whose leading dim is num_envs; inner nodes are dicts or tuples).
 
 Info dicts follow gymnasium's vector convention: a key `k` may come with a bool mask
 `_k` (N,) saying which envs hold a value. robosim's batched envs fill every row, so
@@ -8,28 +8,13 @@ Masks are always torch bool tensors on the env's device (TorchToNumpy converts t
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-Leaf = torch.Tensor | np.ndarray
-
-
-def is_leaf(value: Any, num_envs: int) -> bool:
-    """True for a tensor/array with leading dim num_envs."""
-    return isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim >= 1 and value.shape[0] == num_envs
-
-
-def tree_map(fn: Callable[[Leaf], Any], tree: Any) -> Any:
-    """Apply fn to every tensor/array leaf of a dict/tuple tree; other values pass through."""
-    if isinstance(tree, dict):
-        return {k: tree_map(fn, v) for k, v in tree.items()}
-    if isinstance(tree, tuple):
-        return tuple(tree_map(fn, v) for v in tree)
-    if isinstance(tree, (torch.Tensor, np.ndarray)):
-        return fn(tree)
-    return tree
+# the generic helpers are robosim.core.tree's, re-exported for this layer's users
+from robosim.core.tree import Leaf, is_leaf, leading_dims, per_env, tree_map  # noqa: F401
 
 
 def _row_mask(mask: torch.Tensor, leaf: Leaf) -> Leaf:
@@ -49,13 +34,6 @@ def where(mask: torch.Tensor, a: Any, b: Any) -> Any:
     if isinstance(a, np.ndarray):
         return np.where(_row_mask(mask, a), a, b)
     return torch.where(_row_mask(mask, a), a, b.to(a.device))
-
-
-def leading_dims(tree: Any) -> set[int]:
-    """The set of leading dims of all leaves (for batch-size checks)."""
-    dims: set[int] = set()
-    tree_map(lambda x: dims.add(x.shape[0] if x.ndim else -1), tree)
-    return dims
 
 
 def _zeros_like(leaf: Leaf) -> Leaf:
@@ -152,13 +130,3 @@ def add_masks(info: dict, held: torch.Tensor) -> dict:
         if f"_{key}" not in info:
             out[f"_{key}"] = held
     return out
-
-
-def per_env(value: Any, num_envs: int) -> tuple[Any, ...]:
-    """One entry per env, as gymnasium's get_attr/call return them: row i of a batched
-    value (a tensor/array with leading dim num_envs, or a dict/tuple tree whose every
-    leaf has it), otherwise the same value num_envs times."""
-    dims = leading_dims(value) if isinstance(value, (dict, tuple, torch.Tensor, np.ndarray)) else set()
-    if dims == {num_envs}:
-        return tuple(tree_map(lambda x, i=i: x[i], value) for i in range(num_envs))
-    return (value,) * num_envs

@@ -15,9 +15,9 @@ def restore_robot_registry(monkeypatch):
     """Robots a test registers do not outlive it (later tests list the shipped ones)."""
     import robosim.agents.registry as registry
 
-    registry._discover()
-    monkeypatch.setattr(registry, "_ROBOTS", dict(registry._ROBOTS))
-    monkeypatch.setattr(registry, "_ENTRY_POINTS", dict(registry._ENTRY_POINTS))
+    registry.ROBOTS.discover()
+    monkeypatch.setattr(registry.ROBOTS, "entries", dict(registry.ROBOTS.entries))
+    monkeypatch.setattr(registry.ROBOTS, "entry_points", dict(registry.ROBOTS.entry_points))
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ import torch
 import robosim
 from robosim.agents import Robot, get_robot_spec
 from robosim.agents.controllers import GripperController, make_arm_controller
-from robosim.agents.kinematics import SerialChain, matrix_to_quat
+from robosim.agents.kinematics import SerialChain
+from robosim.core.rotations import matrix_to_quat
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -1,5 +1,5 @@
 """The robot registry (in-process and entry points), a third-party robot end to end, and
-the ValueErrors for bad robot input, raised before any scene is built."""
+the errors for bad robot input, raised before any scene is built."""
 from __future__ import annotations
 
 import sys
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import robosim
-import robosim.envs.base_env as base_env
 from robosim.agents import RobotSpec, get_robot_spec, register_robot
+from robosim.sim import SimScene
 
 # a 4-joint arm made of primitives, no gripper: the smallest thing a third party could ship
 TOY_URDF = """<?xml version="1.0"?>
@@ -43,15 +43,16 @@ def _toy_spec(name: str, urdf: str) -> RobotSpec:
 
 @pytest.fixture
 def builds(monkeypatch):
-    """Counts scenes created by BaseEnv (the real create_sim_scene is still called)."""
+    """Counts the scenes constructed (every backend's scene is a SimScene; the real
+    constructor still runs)."""
     calls = []
-    real = base_env.create_sim_scene
+    real = SimScene.__init__
 
-    def counting(*args, **kwargs):
+    def counting(self, *args, **kwargs):
         calls.append(args)
-        return real(*args, **kwargs)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(base_env, "create_sim_scene", counting)
+    monkeypatch.setattr(SimScene, "__init__", counting)
     return calls
 
 
@@ -126,16 +127,22 @@ def test_third_party_robot_through_the_entry_point_group(tmp_path, monkeypatch):
     sys.modules.pop("toy_robot_pkg", None)
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(robot="no_such_robot"), ["robot must be one of", "'no_such_robot'", "panda"]),
-    (dict(robot=3), ["robot must be a robot name", "3"]),
-    (dict(task="PickCube-v1", robot="so100"), ["robot must be one that PickCubeTask supports", "'so100'", "xarm7"]),
-    (dict(robot="so100", control_mode="pd_ee_delta_pose"),
+def test_the_build_counter_sees_a_build(builds):
+    robosim.make("Reach-v1", num_envs=1).close()
+    assert len(builds) == 1
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(robot="no_such_robot"), ValueError, ["robot must be one of", "'no_such_robot'", "panda"]),
+    (dict(robot=3), TypeError, ["robot must be a robot name (str)", "panda", "got 3 (int)"]),
+    (dict(task="PickCube-v1", robot="so100"), ValueError,
+     ["robot must be one that PickCubeTask supports", "'so100'", "xarm7"]),
+    (dict(robot="so100", control_mode="pd_ee_delta_pose"), ValueError,
      ["control_mode must be one that robot 'so100' supports", "pd_ee_delta_pos", "'pd_ee_delta_pose'"]),
 ])
-def test_bad_robot_input_is_refused_before_building(builds, kwargs, words):
+def test_bad_robot_input_is_refused_before_building(builds, kwargs, error, words):
     task = kwargs.pop("task", "Reach-v1")
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(error) as err:
         robosim.make(task, num_envs=1, **kwargs)
     for word in words:
         assert word in str(err.value)

@@ -1,0 +1,4 @@
+"""robosim's ground floor: rotations and quaternions (`rotations`), atomic file writes
+(`atomic`), observation/info trees with one key order (`tree`) and the name registry
+shared by tasks and robots (`registry`). It imports nothing from the rest of robosim
+(numpy, torch and the standard library only), so every other layer may import it."""

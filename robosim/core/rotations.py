@@ -1,0 +1,164 @@
+"""Rotations and quaternions in torch: the one home of robosim's rotation math.
+
+Conventions: quaternions are [w, x, y, z] (SAPIEN's order), Hamilton product, unit
+norm; a rotation matrix R maps body-frame vectors into the parent frame (v_parent =
+R v_body); angles are radians; yaw is a rotation about +z.
+
+All math is elementwise over leading batch dims (no BLAS batch kernels whose rounding
+could depend on the batch size), so the result for row i is bit-identical whatever the
+batch size. Every formula here is the one robosim's recorded trajectories were made
+with: changing the order of an operation changes the last bits of replays.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)   # wxyz
+
+
+# -- 3x3 matrices ---------------------------------------------------------------------
+def matmul3(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """(..., 3, 3) @ (..., 3, 3) without batch-size dependent kernels."""
+    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)
+
+
+def matvec3(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """(..., 3, 3) @ (..., 3)."""
+    return (a * v.unsqueeze(-2)).sum(-1)
+
+
+def rpy_to_matrix(r: float, p: float, y: float) -> torch.Tensor:
+    """URDF fixed-axis roll-pitch-yaw (rad) to a float64 (3, 3) rotation: R = Rz(y) Ry(p) Rx(r)."""
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return torch.tensor(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ],
+        dtype=torch.float64,
+    )
+
+
+def axis_angle_matrix(axis: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+    """Rotation about unit `axis` (3,) or (..., 3) by `angle` (...,) rad -> (..., 3, 3)."""
+    x, y, z = axis.unbind(-1)
+    c, s = torch.cos(angle), torch.sin(angle)
+    t = 1 - c
+    rows = [
+        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+    ]
+    return torch.stack([torch.stack(r, dim=-1) for r in rows], dim=-2)
+
+
+class FixedAxisRotation:
+    """`axis_angle_matrix(axis, angle)` for one constant unit axis (3,) in 3 tensor ops
+    instead of ~30: call it with angles (...,) rad to get (..., 3, 3).
+
+    Every entry is evaluated with the same floating-point operations in the same order
+    as in axis_angle_matrix ((t * a) * b, then + c or + s * (+-axis component), where
+    a - b is a + (-b) in IEEE arithmetic), so the result is bit-identical to it. The
+    constants are copied to each (device, dtype) once, so no call copies host data."""
+
+    _A = (0, 0, 0, 0, 1, 1, 0, 1, 2)    # entry (i, j) of t * a * b: a = axis[_A], b = axis[_B]
+    _B = (0, 1, 2, 1, 1, 2, 2, 2, 2)
+
+    def __init__(self, axis: torch.Tensor):
+        x, y, z = axis.tolist()
+        zero = 0.0
+        self._host = (axis[list(self._A)].clone(), axis[list(self._B)].clone(),
+                      torch.tensor([zero, -z, y, z, zero, -x, -y, x, zero], dtype=axis.dtype))
+        self.diagonal = torch.tensor([True, False, False, False, True, False, False, False, True])
+        self._on: dict = {}
+
+    def _constants(self, like: torch.Tensor):
+        key = (like.device, like.dtype)
+        consts = self._on.get(key)
+        if consts is None:
+            consts = self._on[key] = (*(c.to(like) for c in self._host), self.diagonal.to(like.device))
+        return consts
+
+    def __call__(self, angle: torch.Tensor) -> torch.Tensor:
+        first, second, sin_factor, diagonal = self._constants(angle)
+        c, s = torch.cos(angle).unsqueeze(-1), torch.sin(angle).unsqueeze(-1)
+        t = 1 - c
+        outer = (t * first) * second
+        return (outer + torch.where(diagonal, c, s * sin_factor)).reshape(*angle.shape, 3, 3)
+
+
+# -- quaternions <-> matrices -----------------------------------------------------------
+def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
+    """(..., 3, 3) rotation -> (..., 4) unit quaternion wxyz with w >= 0.
+
+    Shepperd's method: derive the quaternion from its largest component, so no
+    component comes from the square root of a rounding error."""
+    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    diag = torch.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
+    big = torch.sqrt(diag.clamp(min=1e-12)) * 0.5          # candidate |w|, |x|, |y|, |z|
+    four = 4 * big
+    candidates = torch.stack([
+        torch.stack([big[..., 0], (m21 - m12) / four[..., 0], (m02 - m20) / four[..., 0], (m10 - m01) / four[..., 0]], -1),
+        torch.stack([(m21 - m12) / four[..., 1], big[..., 1], (m01 + m10) / four[..., 1], (m02 + m20) / four[..., 1]], -1),
+        torch.stack([(m02 - m20) / four[..., 2], (m01 + m10) / four[..., 2], big[..., 2], (m12 + m21) / four[..., 2]], -1),
+        torch.stack([(m10 - m01) / four[..., 3], (m02 + m20) / four[..., 3], (m12 + m21) / four[..., 3], big[..., 3]], -1),
+    ], dim=-2)                                             # (..., 4 candidates, 4)
+    choice = diag.argmax(dim=-1, keepdim=True).unsqueeze(-1).expand(*diag.shape[:-1], 1, 4)
+    q = candidates.gather(-2, choice).squeeze(-2)
+    q = torch.where(q[..., :1] < 0, -q, q)
+    return q / q.norm(dim=-1, keepdim=True)
+
+
+def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
+    """(..., 4) quaternion wxyz (normalized here) -> (..., 3, 3)."""
+    q = q / q.norm(dim=-1, keepdim=True)
+    w, x, y, z = q.unbind(-1)
+    rows = [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ]
+    return torch.stack([torch.stack(r, dim=-1) for r in rows], dim=-2)
+
+
+def rotation_log(m: torch.Tensor) -> torch.Tensor:
+    """(..., 3, 3) rotation -> (..., 3) axis-angle vector (rad), angle in [0, pi]."""
+    q = matrix_to_quat(m)
+    vec = q[..., 1:]
+    sin_half = vec.norm(dim=-1, keepdim=True)
+    angle = 2 * torch.atan2(sin_half, q[..., :1])
+    scale = torch.where(sin_half > 1e-9, angle / sin_half.clamp(min=1e-12), torch.full_like(sin_half, 2.0))
+    return vec * scale
+
+
+# -- yaw (rotation about +z) -----------------------------------------------------------
+def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
+    """(M,) yaw angles (rad) -> (M, 4) wxyz quaternions about +z."""
+    half = yaw * 0.5
+    zeros = torch.zeros_like(half)
+    return torch.stack([torch.cos(half), zeros, zeros, torch.sin(half)], dim=1)
+
+
+def quat_yaw(q: torch.Tensor) -> torch.Tensor:
+    """(..., 4) wxyz -> (...,) yaw (rad, in [-pi, pi]) of the body x axis about +z."""
+    w, x, y, z = q.unbind(-1)
+    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def yaw_then_quat(yaw: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """(..., 4) wxyz orientations `q` turned by `yaw` (...,) rad about the parent's +z:
+    the product yaw_quat(yaw) * q, computed without the zero terms (same dtype as q)."""
+    half = yaw * 0.5
+    w, x, y, z = q.unbind(-1)
+    c, s = torch.cos(half), torch.sin(half)
+    return torch.stack([c * w - s * z, c * x - s * y, c * y + s * x, c * z + s * w], -1)
+
+
+def wrap_angle(a: torch.Tensor) -> torch.Tensor:
+    """Angles (rad) wrapped to [-pi, pi)."""
+    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi

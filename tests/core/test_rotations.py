@@ -1,0 +1,104 @@
+"""robosim.core.rotations against rotations written out by hand (quarter and half turns
+about the axes, whose matrices and quaternions are exact), and its batch-size
+independence."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from robosim.core.rotations import (FixedAxisRotation, axis_angle_matrix, matmul3, matrix_to_quat, matvec3,
+                                    quat_to_matrix, quat_yaw, rotation_log, rpy_to_matrix, wrap_angle,
+                                    yaw_quat, yaw_then_quat)
+
+H = math.sqrt(0.5)
+# (name, wxyz quaternion, matrix) of quarter turns about +x, +y, +z and a half turn about +x
+QUARTER_TURNS = [
+    ("x90", [H, H, 0.0, 0.0], [[1, 0, 0], [0, 0, -1], [0, 1, 0]]),
+    ("y90", [H, 0.0, H, 0.0], [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]),
+    ("z90", [H, 0.0, 0.0, H], [[0, -1, 0], [1, 0, 0], [0, 0, 1]]),
+    ("x180", [0.0, 1.0, 0.0, 0.0], [[1, 0, 0], [0, -1, 0], [0, 0, -1]]),
+    ("identity", [1.0, 0.0, 0.0, 0.0], [[1, 0, 0], [0, 1, 0], [0, 0, 1]]),
+]
+IDS = [name for name, _, _ in QUARTER_TURNS]
+
+
+def t(values) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("name, quat, matrix", QUARTER_TURNS, ids=IDS)
+def test_quaternion_to_matrix_and_back(name, quat, matrix):
+    torch.testing.assert_close(quat_to_matrix(t([quat])), t([matrix]), atol=1e-15, rtol=0)
+    torch.testing.assert_close(matrix_to_quat(t([matrix])), t([quat]), atol=1e-15, rtol=0)
+
+
+def test_quat_to_matrix_normalizes_and_matrix_to_quat_picks_w_at_least_zero():
+    torch.testing.assert_close(quat_to_matrix(t([[2 * H, 0.0, 0.0, 2 * H]])), t([[[0, -1, 0], [1, 0, 0], [0, 0, 1]]]),
+                               atol=1e-15, rtol=0)
+    # -q is the same rotation: the matrix of (-H, 0, 0, -H) comes back as (H, 0, 0, H)
+    torch.testing.assert_close(matrix_to_quat(quat_to_matrix(t([[-H, 0.0, 0.0, -H]]))), t([[H, 0.0, 0.0, H]]),
+                               atol=1e-15, rtol=0)
+
+
+def test_axis_angle_and_rpy_give_the_hand_written_quarter_turns():
+    z90 = t([[0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    x90 = t([[1, 0, 0], [0, 0, -1], [0, 1, 0]])
+    torch.testing.assert_close(axis_angle_matrix(t([0.0, 0.0, 1.0]), t(math.pi / 2)), z90, atol=1e-15, rtol=0)
+    torch.testing.assert_close(rpy_to_matrix(0.0, 0.0, math.pi / 2), z90, atol=1e-15, rtol=0)
+    torch.testing.assert_close(rpy_to_matrix(math.pi / 2, 0.0, 0.0), x90, atol=1e-15, rtol=0)
+    # URDF rpy is fixed-axis: roll first, then yaw about the parent z -> Rz @ Rx
+    torch.testing.assert_close(rpy_to_matrix(math.pi / 2, 0.0, math.pi / 2), t([[0, 0, 1], [1, 0, 0], [0, 1, 0]]),
+                               atol=1e-15, rtol=0)
+
+
+def test_matmul3_and_matvec3():
+    z90, x90 = t([[0, -1, 0], [1, 0, 0], [0, 0, 1]]), t([[1, 0, 0], [0, 0, -1], [0, 1, 0]])
+    assert torch.equal(matmul3(z90, x90), t([[0, 0, 1], [1, 0, 0], [0, 1, 0]]))
+    assert torch.equal(matvec3(z90, t([1.0, 0.0, 0.0])), t([0.0, 1.0, 0.0]))
+    assert torch.equal(matvec3(x90, t([0.0, 1.0, 0.0])), t([0.0, 0.0, 1.0]))
+
+
+def test_rotation_log_of_hand_written_turns():
+    cases = [([[0, -1, 0], [1, 0, 0], [0, 0, 1]], [0.0, 0.0, math.pi / 2]),
+             ([[1, 0, 0], [0, -1, 0], [0, 0, -1]], [math.pi, 0.0, 0.0]),
+             ([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [0.0, 0.0, 0.0])]
+    for matrix, vector in cases:
+        torch.testing.assert_close(rotation_log(t(matrix)), t(vector), atol=1e-12, rtol=0)
+
+
+def test_yaw_helpers():
+    torch.testing.assert_close(yaw_quat(t([math.pi / 2, 0.0])), t([[H, 0, 0, H], [1, 0, 0, 0]]), atol=1e-15, rtol=0)
+    torch.testing.assert_close(quat_yaw(t([[H, 0, 0, H], [0, 0, 0, 1], [H, H, 0, 0], [H, 0, 0, -H]])),
+                               t([math.pi / 2, math.pi, 0.0, -math.pi / 2]), atol=1e-15, rtol=0)
+    # a quarter turn about z applied after one about x: (H,0,0,H) * (H,H,0,0) = (1/2, 1/2, 1/2, 1/2)
+    torch.testing.assert_close(yaw_then_quat(t([math.pi / 2]), t([[H, H, 0, 0]])), t([[0.5, 0.5, 0.5, 0.5]]),
+                               atol=1e-15, rtol=0)
+    torch.testing.assert_close(yaw_then_quat(t([math.pi / 2]), t([[1.0, 0, 0, 0]])), t([[H, 0, 0, H]]),
+                               atol=1e-15, rtol=0)
+
+
+def test_wrap_angle_to_minus_pi_inclusive_pi_exclusive():
+    torch.testing.assert_close(wrap_angle(t([1.5 * math.pi, math.pi, -math.pi, 0.25, -2.5 * math.pi])),
+                               t([-0.5 * math.pi, -math.pi, -math.pi, 0.25, -0.5 * math.pi]), atol=1e-12, rtol=0)
+
+
+def test_fixed_axis_rotation_is_bit_identical_to_axis_angle_matrix():
+    gen = torch.Generator().manual_seed(0)
+    axis = torch.randn(3, generator=gen, dtype=torch.float64)
+    axis = axis / axis.norm()
+    angles = torch.rand(64, generator=gen, dtype=torch.float64) * 8 - 4
+    assert torch.equal(FixedAxisRotation(axis)(angles), axis_angle_matrix(axis, angles))
+    assert torch.equal(FixedAxisRotation(axis)(angles.float()), axis_angle_matrix(axis.float(), angles.float()))
+
+
+def test_results_do_not_depend_on_the_batch_size():
+    gen = torch.Generator().manual_seed(1)
+    q = torch.randn(33, 4, generator=gen)
+    q = q / q.norm(dim=1, keepdim=True)
+    m = quat_to_matrix(q)
+    for k in (0, 7, 32):
+        assert torch.equal(quat_to_matrix(q[k:k + 1]), m[k:k + 1])
+        assert torch.equal(matrix_to_quat(m[k:k + 1]), matrix_to_quat(m)[k:k + 1])
+        assert torch.equal(rotation_log(m[k:k + 1]), rotation_log(m)[k:k + 1])
