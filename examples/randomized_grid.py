@@ -1,4 +1,4 @@
-"""Render one frame of 16 randomized PickObject-v1 envs as a 4 x 4 grid (README picture).
+"""Render one frame of 16 randomized PickObject-v1 envs as a 4 x 4 grid (the picture in docs/writing-tasks.md).
 
 Each env has its own procedural objects (shape, size, colour, mass) and, through
 declared events, its own light colour and direction and camera field of view.

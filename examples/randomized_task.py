@@ -1,4 +1,4 @@
-"""A randomized task in under 60 lines (docs/writing-tasks.md, "Randomizing a task").
+"""A randomized task (docs/writing-tasks.md, "Randomizing a task").
 
 Per env: a pool of 3 block shapes drawn at build time, one swapped in per episode;
 declared events randomize its mass, colour and friction at reset, push it every 1-2 s,

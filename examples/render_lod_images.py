@@ -1,4 +1,4 @@
-"""Make the README's rendering pictures from real renders (lavapipe works; no GPU needed).
+"""Make docs/rendering.md's pictures from real renders (lavapipe works; no GPU needed).
 
     .venv/bin/python examples/render_lod_images.py [--out docs/images]
 
