@@ -8,6 +8,8 @@ import sys
 import imageio.v3 as iio
 import pytest
 
+from robosim.cli import main
+
 ROBOSIM = os.path.join(os.path.dirname(sys.executable), "robosim")
 
 
@@ -19,17 +21,36 @@ def test_console_script_is_installed():
     assert os.access(ROBOSIM, os.X_OK), "pip install -e . should have created the robosim script"
 
 
+COMMANDS = ("list", "demo", "bench", "eval", "replay", "recover", "demos")
+DEMOS_COMMANDS = ("generate", "convert", "render", "export", "import")
+
+
 def test_help_lists_every_subcommand():
     result = run("--help")
     assert result.returncode == 0
-    for command in ("list", "demo", "bench", "eval", "replay"):
+    for command in COMMANDS:
         assert f"    {command} " in result.stdout
+    demos = run("demos", "--help")
+    assert demos.returncode == 0
+    for command in DEMOS_COMMANDS:
+        assert f"    {command} " in demos.stdout
 
 
-@pytest.mark.parametrize("command", ["list", "demo", "bench", "eval", "replay"])
-def test_subcommand_help(command):
-    result = run(command, "--help")
-    assert result.returncode == 0 and "usage: robosim " + command in result.stdout
+@pytest.mark.parametrize("argv", [[c] for c in COMMANDS] + [["demos", c] for c in DEMOS_COMMANDS])
+def test_subcommand_help(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--help"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and out.startswith("usage: robosim " + " ".join(argv))
+    assert ("--import MODULE" in out) == (len(argv) == 1)   # a `demos` option, before its sub-command
+
+
+@pytest.mark.parametrize("module", ["robosim", "robosim.cli"])
+def test_python_dash_m_is_the_robosim_command(module):
+    script = run("--help")
+    as_module = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                               timeout=300)
+    assert as_module.returncode == script.returncode == 0 and as_module.stdout == script.stdout
 
 
 def test_list_shows_tasks_and_modes():
