@@ -2,9 +2,9 @@
 
 Step schedule (ManiSkill3's BaseEnv.step contract, seed 000), in this order:
   action -> clip -> controller (robot.apply_action)
-  -> before_control_step(action) subscribers, in order: interval randomization events
-     (EventManager; due ones fire), the task (Task.before_control_step), the fault
-     monitor (keeps the state to restore from)
+  -> before_control_step(action) subscribers, in order: the fault monitor (after a
+     reset or set_state, keeps the state to restore from), interval randomization
+     events (EventManager: due ones fire), the task (Task.before_control_step)
   -> sim_freq / control_freq physics substeps
   -> after_control_step() subscribers, in order: the fault monitor (faulted envs
      restored, codes kept), the task (Task.after_control_step)
@@ -169,8 +169,9 @@ class BaseEnv(gym.Env):
         self.randomization.after_build(parts)
         # the step's subscribers, in call order (module docstring); no-op ones left out
         task_before, task_after = self.task.overridden_step_hooks()
-        self._before_control_step = [s for s, on in ((self.randomization, self.randomization.has_interval_events),
-                                                     (self.task, task_before), (self._faults, True)) if on]
+        self._before_control_step = [s for s, on in ((self._faults, True),
+                                                     (self.randomization, self.randomization.has_interval_events),
+                                                     (self.task, task_before)) if on]
         self._after_control_step = [s for s, on in ((self._faults, True), (self.task, task_after)) if on]
 
     @property

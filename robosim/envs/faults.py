@@ -150,9 +150,10 @@ def check_state(layout: StateLayout, state: torch.Tensor, env_idx: torch.Tensor)
 class FaultMonitor:
     """Checks a SimScene after each control step and restores faulted envs (see module).
 
-    A subscriber of BaseEnv.step's schedule: `before_control_step(action)` runs last
-    before the physics substeps, `after_control_step()` first after them; the latter
-    leaves the step's fault codes in `fault`."""
+    A subscriber of BaseEnv.step's schedule, first at both points: `before_control_step`
+    runs before anything else touches the step (interval events, the task's hook), so
+    the state it keeps after a reset or set_state is that state; `after_control_step()`
+    runs first after the physics and leaves the step's fault codes in `fault`."""
 
     def __init__(self, sim, layout: StateLayout):
         self.sim = sim
