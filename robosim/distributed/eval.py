@@ -13,7 +13,7 @@ recording, frames and states.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
+import copy
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,8 @@ from robosim.envs import checks
 
 
 class ShardedEvalEnv:
-    """The batched-env surface that `evaluate` and `RecordEpisode` use, over K workers.
+    """A robosim.envs.protocol.BatchedEnv (what `evaluate` and `RecordEpisode` use) over
+    K workers; its `header()` joins the workers' real envs' headers.
 
     reset/step return obs=None (the policies run in the workers); info holds
     "success" bool (N,). `elapsed_steps` int32 (N,), `render()` uint8 (N, H, W, 3) and
@@ -39,7 +40,7 @@ class ShardedEvalEnv:
                  connect_timeout_s: float = 10.0, **env_kwargs: Any):
         import robosim
 
-        task_cls = robosim.get_task(task_id)
+        robosim.get_task(task_id)   # an unknown id is refused before Ray is reached
         for name, value in (("num_envs", num_envs), ("workers", workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
@@ -64,29 +65,24 @@ class ShardedEvalEnv:
         self.single_observation_space = first["single_observation_space"]
         self.render_mode = first["render_mode"]
         self.device = torch.device("cpu")
-        # RecordEpisode reads the task's class (trajectory header) and control_freq (video
-        # fps): an uninitialized instance of the task class carries both, without a scene
-        self.task = task_cls.__new__(task_cls)
         self.elapsed_steps = torch.zeros(num_envs, dtype=torch.int32)
         self._success = torch.zeros(num_envs, dtype=torch.bool)
         self._frames: list[np.ndarray | None] = [None] * workers
         self._states: list[np.ndarray | None] = [None] * workers
 
     def _mirror_header(self, headers: list[dict]) -> None:
-        """Set the env attributes RecordEpisode's trajectory header reads, from the
-        headers the workers' real envs produced (robosim.record.wrapper.env_header):
-        per-env build seeds are joined in global env order, other task parameters kept."""
-        kwargs = dict(headers[0]["env_kwargs"])
-        kwargs.pop("obs_mode", None)
-        for name in ("control_mode", "reward_mode", "sim_backend", "max_episode_steps", "reconfiguration_freq"):
-            setattr(self, name, kwargs.pop(name))
-        self.physics_isolation = kwargs.pop("physics_isolation", "shared")
-        self.state_dim = headers[0]["state_dim"]
-        self.randomization = SimpleNamespace(spec=kwargs.pop("randomization", None))
+        """Join the headers the workers' real envs produced (BaseEnv.header): worker 0's,
+        with num_envs N and the per-env build seeds joined in global env order."""
+        header = copy.deepcopy(headers[0])
         seeds = [h["env_kwargs"].get("seed") for h in headers]
-        kwargs.pop("seed", None)
-        self.build_seeds = [s for part in seeds for s in part] if all(isinstance(p, list) for p in seeds) else None
-        self.task_params = kwargs
+        header["env_kwargs"]["seed"] = ([s for part in seeds for s in part]
+                                        if all(isinstance(p, list) for p in seeds) else None)
+        header["num_envs"] = self.num_envs
+        self._header = header
+
+    def header(self) -> dict[str, Any]:
+        """How to rebuild these N envs in one process (robosim.envs.protocol), JSON-able."""
+        return copy.deepcopy(self._header)
 
     def reset(self, *, seed: Any = None, options: dict | None = None):
         """BaseEnv.reset's arguments: seed int (env i: seed + i) or one per reset env;

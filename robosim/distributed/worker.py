@@ -156,11 +156,10 @@ class EvalShardWorker(ShardHost):
     def build(self) -> dict[str, Any]:
         """Build env and policy; returns what the driver's recorder needs to know."""
         from robosim.record.evaluate import load_policy_factory
-        from robosim.record.wrapper import env_header
 
         env = self._make_env()
         self.policy = load_policy_factory(self.policy_spec)(env)
-        return {"header": env_header(env), "single_action_space": env.single_action_space,
+        return {"header": env.header(), "single_action_space": env.single_action_space,
                 "single_observation_space": env.single_observation_space, "render_mode": env.render_mode,
                 **self.identity()}
 

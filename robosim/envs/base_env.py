@@ -293,6 +293,26 @@ class BaseEnv(gym.Env):
             raise AttributeError(f"{type(self.task).__name__} is not goal-conditioned")
         return self.task.compute_reward(achieved_goal, desired_goal, info)
 
+    def header(self) -> dict[str, Any]:
+        """How to rebuild this env, JSON-able (robosim.envs.protocol: what trajectory
+        files store). ValueError when the task class is not registered."""
+        import robosim
+        from robosim.envs.registry import get_task, list_tasks
+
+        ids = [task_id for task_id in list_tasks() if get_task(task_id) is type(self.task)]
+        if not ids:
+            raise ValueError(f"env must run a registered task, got {type(self.task).__name__}")
+        kwargs = dict(obs_mode="none", control_mode=self.control_mode, reward_mode=self.reward_mode,
+                      sim_backend=self.sim_backend, max_episode_steps=self.max_episode_steps,
+                      reconfiguration_freq=self.reconfiguration_freq, physics_isolation=self.physics_isolation,
+                      # what rebuilds the same assets and events: randomization, build seeds, robot, task parameters
+                      randomization=self.randomization.spec, seed=self.build_seeds, robot=self.robot.spec.name,
+                      **self.task_params)
+        return dict(robosim_version=robosim.__version__, task_id=ids[0], env_kwargs=kwargs, num_envs=self.num_envs,
+                    state_dim=self.state_dim, action_dim=int(self.single_action_space.shape[0]),
+                    sim_backend=self.sim_backend, control_mode=self.control_mode,
+                    control_freq=self.task.control_freq)
+
     # -- state -------------------------------------------------------------------------
     @property
     def state_dim(self) -> int:

@@ -21,33 +21,16 @@ from typing import Any
 import numpy as np
 import torch
 
-import robosim
 from robosim.envs import checks
+from robosim.envs.protocol import BatchedEnv
 from robosim.record.recover import point_to_leftovers
 from robosim.record.trajectory import Episode, TrajectoryWriter
 from robosim.record.video import VideoWriter
 
 
-def task_id_of(env) -> str:
-    """The registered id of env's task class."""
-    for task_id in robosim.list_tasks():
-        if robosim.get_task(task_id) is type(env.task):
-            return task_id
-    raise ValueError(f"env must run a registered task, got {type(env.task).__name__}")
-
-
-def env_header(env) -> dict[str, Any]:
-    """Root attributes of a trajectory file: how to rebuild this env."""
-    kwargs = dict(obs_mode="none", control_mode=env.control_mode, reward_mode=env.reward_mode,
-                  sim_backend=env.sim_backend, max_episode_steps=env.max_episode_steps,
-                  reconfiguration_freq=env.reconfiguration_freq,
-                  physics_isolation=getattr(env, "physics_isolation", "shared"),
-                  # what rebuilds the same assets and events: randomization, build seeds, robot, task parameters
-                  randomization=env.randomization.spec, seed=env.build_seeds,
-                  **({"robot": env.robot.spec.name} if hasattr(env, "robot") else {}), **env.task_params)
-    return dict(robosim_version=robosim.__version__, task_id=task_id_of(env), env_kwargs=kwargs,
-                num_envs=env.num_envs, state_dim=env.state_dim, action_dim=int(env.single_action_space.shape[0]),
-                sim_backend=env.sim_backend, control_mode=env.control_mode)
+def env_header(env: BatchedEnv) -> dict[str, Any]:
+    """Root attributes of a trajectory file: how to rebuild this env (env.header())."""
+    return env.header()
 
 
 class _Running:
@@ -69,15 +52,20 @@ class _Running:
 
 
 class RecordEpisode:
-    """Recording wrapper over a batched BaseEnv (see the module docstring).
+    """Recording wrapper over a batched env (a robosim.envs.protocol.BatchedEnv; see the
+    module docstring).
 
     video: mp4 path or None (needs render_mode "rgb_array" or "sensors");
     trajectory: .h5 path or None; fps: video frame rate (default: the env's control
     frequency); overlay: draw the per-tile text; cols: grid columns (default near-square)."""
 
-    def __init__(self, env, video: str | None = None, trajectory: str | None = None, fps: int | None = None,
-                 overlay: bool = True, cols: int | None = None):
-        if video is not None and getattr(env, "render_mode", None) is None:
+    def __init__(self, env: BatchedEnv, video: str | None = None, trajectory: str | None = None,
+                 fps: int | None = None, overlay: bool = True, cols: int | None = None):
+        if not isinstance(env, BatchedEnv):
+            raise TypeError(f"env must be a robosim.envs.protocol.BatchedEnv (num_envs, device, single spaces, "
+                            f"elapsed_steps, render_mode, reset, step, get_state, header, render, close), "
+                            f"got {type(env).__name__}")
+        if video is not None and env.render_mode is None:
             raise ValueError("video needs an env made with render_mode='rgb_array' or 'sensors', "
                              "got render_mode=None")
         if video is None and trajectory is None:
@@ -88,10 +76,11 @@ class RecordEpisode:
             if isinstance(out, (str, os.PathLike)) and os.fspath(out):
                 point_to_leftovers(os.path.dirname(os.path.abspath(os.fspath(out))))
                 break
-        fps = env.task.control_freq if fps is None else fps
+        header = env.header()
+        fps = header["control_freq"] if fps is None else fps
         self.video = VideoWriter(video, fps=fps) if video is not None else None
         try:
-            self.trajectory = TrajectoryWriter(trajectory, env_header(env)) if trajectory is not None else None
+            self.trajectory = TrajectoryWriter(trajectory, header) if trajectory is not None else None
         except BaseException:
             if self.video is not None:
                 self.video.discard()
@@ -110,7 +99,7 @@ class RecordEpisode:
     def reset(self, *, seed: Any = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)   # validates its arguments
         if self.trajectory is not None and info.get("reconfigure"):   # a rebuild: record its seeds
-            self.trajectory.header.update(env_header(self.env))
+            self.trajectory.header.update(self.env.header())
         idx = (options or {}).get("env_idx")
         env_idx = (torch.arange(self.num_envs) if idx is None
                    else checks.to_env_index("options['env_idx']", idx, self.num_envs, torch.device("cpu")))
