@@ -13,9 +13,23 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)   # wxyz
+
+
+def check_unit_quats(name: str, quats: np.ndarray, tol: float) -> np.ndarray:
+    """The norms (...,) of wxyz quaternions `quats` (..., 4), or a ValueError naming `name`
+    when one is more than `tol` from 1 (and, for more than one, its row). A NaN norm
+    passes: finiteness is the caller's check."""
+    norms = np.linalg.norm(quats, axis=-1)
+    bad = np.abs(norms - 1.0) > tol
+    if bad.any():
+        row = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        where = f" in row {row[0] if len(row) == 1 else row}" if bad.ndim else ""
+        raise ValueError(f"{name} quaternion must have unit norm (+-{tol}), got norm {float(norms[row]):.6g}{where}")
+    return norms
 
 
 # -- 3x3 matrices ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.core.rotations import matrix_to_quat
+from robosim.core.rotations import check_unit_quats, matrix_to_quat
 from robosim.sim import SimScene
 
 MAX_RESOLUTION = 4096
@@ -93,9 +93,7 @@ def _check_pose(name: str, pose: Any) -> np.ndarray:
     arr = np.asarray(pose, dtype=np.float64)
     if arr.shape != (7,) or not np.isfinite(arr).all():
         raise ValueError(f"{name} must be a finite [x, y, z, qw, qx, qy, qz] of shape (7,), got {pose!r}")
-    norm = np.linalg.norm(arr[3:])
-    if abs(norm - 1.0) > 1e-3:
-        raise ValueError(f"{name} quaternion must have unit norm, got norm {norm:.4f}")
+    norm = check_unit_quats(name, arr[3:], 1e-3)
     return np.concatenate([arr[:3], arr[3:] / norm])
 
 

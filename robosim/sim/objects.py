@@ -14,7 +14,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence, Union
 
+import numpy as np
 import trimesh
+
+from robosim.core.rotations import check_unit_quats
 
 Pose7 = tuple[float, float, float, float, float, float, float]
 IDENTITY: Pose7 = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
@@ -33,9 +36,7 @@ def check_pose(name: str, pose: Sequence[float]) -> Pose7:
         values += [1.0, 0.0, 0.0, 0.0]
     if len(values) != 7 or not all(math.isfinite(v) for v in values):
         raise ValueError(f"{name} must be 3 or 7 finite numbers [x, y, z(, qw, qx, qy, qz)], got {pose!r}")
-    norm = math.sqrt(sum(v * v for v in values[3:]))
-    if abs(norm - 1.0) > 1e-3:
-        raise ValueError(f"{name} quaternion must have unit norm, got norm {norm:.6g} in {pose!r}")
+    check_unit_quats(name, np.array(values[3:]), 1e-3)
     return tuple(values)  # type: ignore[return-value]
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import sapien
 import torch
 
+from robosim.core.rotations import check_unit_quats
 from robosim.sim.properties import BodyProperties, DriveGains
 
 POSE_DIM = 7
@@ -80,12 +81,7 @@ def checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
         raise ValueError(f"{name} must have shape ({rows}, {POSE_DIM}) [x, y, z, qw, qx, qy, qz] (one row per "
                          f"env in env_idx), got shape {tuple(arr.shape)}")
     arr = arr.reshape(rows, POSE_DIM)
-    norms = np.linalg.norm(arr[:, 3:], axis=1)
-    bad = np.abs(norms - 1.0) > QUAT_NORM_TOL
-    if bad.any():
-        raise ValueError(f"{name} quaternions must have unit norm (+-{QUAT_NORM_TOL}), "
-                         f"got norm {float(norms[bad][0]):.6g} "
-                         f"in row {int(np.argmax(bad))}")
+    check_unit_quats(name, arr[:, 3:], QUAT_NORM_TOL)
     return arr
 
 

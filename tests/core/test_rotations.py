@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from robosim.core.rotations import (FixedAxisRotation, axis_angle_matrix, matmul3, matrix_to_quat, matvec3,
-                                    quat_to_matrix, quat_yaw, rotation_log, rpy_to_matrix, wrap_angle,
-                                    yaw_quat, yaw_then_quat)
+from robosim.core.rotations import (FixedAxisRotation, axis_angle_matrix, check_unit_quats, matmul3,
+                                    matrix_to_quat, matvec3, quat_to_matrix, quat_yaw, rotation_log, rpy_to_matrix,
+                                    wrap_angle, yaw_quat, yaw_then_quat)
 
 H = math.sqrt(0.5)
 # (name, wxyz quaternion, matrix) of quarter turns about +x, +y, +z and a half turn about +x
@@ -102,3 +103,12 @@ def test_results_do_not_depend_on_the_batch_size():
         assert torch.equal(quat_to_matrix(q[k:k + 1]), m[k:k + 1])
         assert torch.equal(matrix_to_quat(m[k:k + 1]), matrix_to_quat(m)[k:k + 1])
         assert torch.equal(rotation_log(m[k:k + 1]), rotation_log(m)[k:k + 1])
+
+
+def test_check_unit_quats_returns_norms_or_names_the_row():
+    assert check_unit_quats("pose", np.array([0.0, 0.6, 0.8, 0.0]), 1e-3) == pytest.approx(1.0, abs=1e-15)
+    with pytest.raises(ValueError, match=r"pose quaternion must have unit norm \(\+-0.001\), got norm 2$"):
+        check_unit_quats("pose", np.array([2.0, 0.0, 0.0, 0.0]), 1e-3)
+    with pytest.raises(ValueError, match=r"poses quaternion must have unit norm \(\+-0.01\), got norm 0.5 in row 2"):
+        check_unit_quats("poses", np.array([[1.0, 0, 0, 0], [0, 0, 0, 1.005], [0, 0.5, 0, 0]]), 1e-2)
+    assert np.isnan(check_unit_quats("pose", np.array([[np.nan, 0, 0, 0]]), 1e-3)).all()   # finiteness: the caller's
