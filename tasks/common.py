@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from robosim.core.rotations import yaw_quat
+from robosim.core.rotations import IDENTITY_QUAT, yaw_quat
 from robosim.randomization import BatchRandom
 from robosim.sim import ActorView, Box, RigidObject, SimScene, Sphere
 
@@ -55,7 +55,7 @@ def place_on_ground(rng: BatchRandom, half_size: float, xy_low: float, xy_high: 
 
 def identity_poses(n: int, positions: torch.Tensor) -> torch.Tensor:
     """(n, 7) poses at `positions` (n, 3) with identity rotation."""
-    quat = positions.new_tensor([1.0, 0.0, 0.0, 0.0]).expand(n, 4)
+    quat = positions.new_tensor(IDENTITY_QUAT).expand(n, 4)
     return torch.cat([positions, quat], dim=1)
 
 

@@ -29,6 +29,7 @@ from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, q
 from robosim.envs import Task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
 from robosim.sim import Box, RigidObject
+from robosim_tasks.common import identity_poses
 
 PEG_HALF_LENGTH = 0.12
 PEG_HALF_WIDTH = 0.025
@@ -54,8 +55,7 @@ class LiftPegUprightTask(Task):
         m = len(env_idx)
         xy = rng.uniform(-0.1, 0.1, (2,))
         z = torch.full((m, 1), PEG_HALF_WIDTH, device=xy.device)
-        quat = xy.new_tensor([1.0, 0.0, 0.0, 0.0]).expand(m, 4)
-        self.peg.set_pose(torch.cat([xy, z, quat], dim=1), env_idx)
+        self.peg.set_pose(identity_poses(m, torch.cat([xy, z], dim=1)), env_idx)
         self.peg.set_velocity(xy.new_zeros(m, 6), env_idx)
 
     def axis_up(self) -> torch.Tensor:

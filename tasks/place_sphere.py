@@ -33,6 +33,7 @@ import torch
 from robosim.envs import Task
 from robosim.envs.solutions import PickAndPlacePolicy, is_grasped
 from robosim.sim import Box, RigidObject, Sphere
+from robosim_tasks.common import identity_poses
 
 RADIUS = 0.02
 WALL = 0.0025                       # half thickness of the floor and walls (m)
@@ -71,11 +72,10 @@ class PlaceSphereTask(Task):
         sphere_y = rng.uniform(-0.1, 0.1, (1,))
         bin_x = rng.uniform(0.0, 0.1, (1,))
         bin_y = rng.uniform(-0.1, 0.1, (1,))
-        identity = sphere_x.new_tensor([1.0, 0.0, 0.0, 0.0]).expand(m, 4)
-        sphere = torch.cat([sphere_x, sphere_y, sphere_x.new_full((m, 1), RADIUS), identity], dim=1)
+        sphere = identity_poses(m, torch.cat([sphere_x, sphere_y, sphere_x.new_full((m, 1), RADIUS)], dim=1))
         self.sphere.set_pose(sphere, env_idx)
         self.sphere.set_velocity(sphere.new_zeros(m, 6), env_idx)
-        self.bin.set_pose(torch.cat([bin_x, bin_y, bin_x.new_full((m, 1), WALL), identity], dim=1), env_idx)
+        self.bin.set_pose(identity_poses(m, torch.cat([bin_x, bin_y, bin_x.new_full((m, 1), WALL)], dim=1)), env_idx)
 
     def bin_top(self) -> torch.Tensor:
         """(N, 3) where the sphere's centre rests on the bin's floor (env frame, m)."""

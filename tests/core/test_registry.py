@@ -42,7 +42,8 @@ def test_unknown_and_non_str_names_are_refused_with_the_known_ones():
     things.add("a", 1)
     with pytest.raises(ValueError, match=r"thing_id must be one of \['a', 'builtin'\], got 'zz'. Register it first."):
         things.get("zz")
-    with pytest.raises(TypeError, match=r"thing_id must be a thing name \(str\), one of \['a', 'builtin'\], got 3 \(int\)"):
+    with pytest.raises(TypeError,
+                       match=r"thing_id must be a thing name \(str\), one of \['a', 'builtin'\], got 3 \(int\)"):
         things.get(3)
 
 
