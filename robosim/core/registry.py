@@ -67,12 +67,12 @@ class Registry(Generic[T]):
         return self.entries[name]
 
 
-def import_object(path: str, arg: str) -> Any:
+def import_object(path: str, arg: str, example: str = "package.module:name") -> Any:
     """'package.module:name' (name may be dotted: 'mod:Class.attr') -> that object,
-    importing the module. ValueError naming `arg` for a malformed string, a module that
-    cannot be imported or a missing attribute."""
+    importing the module. ValueError naming `arg` for a malformed string (the message
+    shows `example`), a module that cannot be imported or a missing attribute."""
     if not isinstance(path, str) or path.count(":") != 1 or not all(path.split(":")):
-        raise ValueError(f"{arg} must look like 'package.module:name', got {path!r}")
+        raise ValueError(f"{arg} must look like {example!r}, got {path!r}")
     module_name, attr = path.split(":")
     try:
         obj = importlib.import_module(module_name)

@@ -70,4 +70,6 @@ def test_module_paths_are_imported_only_when_allowed(tmp_path, monkeypatch):
         import_object("registry_test_pkg:MISSING", "policy")
     with pytest.raises(ValueError, match="policy must look like 'package.module:name', got 'a:b:c'"):
         import_object("a:b:c", "policy")
+    with pytest.raises(ValueError, match="policy must look like 'module:callable', got 'no_colon'"):
+        import_object("no_colon", "policy", example="module:callable")
     sys.modules.pop("registry_test_pkg", None)
