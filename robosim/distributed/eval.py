@@ -35,6 +35,8 @@ class ShardedEvalEnv:
     `get_state()` float32 (N, S) are the values brought back by the last reset/step
     (a partial reset leaves the other workers' rows as they were)."""
 
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "sensors"]}
+
     def __init__(self, task_id: str, num_envs: int, workers: int, policy: str, frames: bool = False,
                  states: bool = False, ray_address: str | None = None, worker_cpus: float = 1.0,
                  connect_timeout_s: float = 10.0, **env_kwargs: Any):
@@ -79,6 +81,11 @@ class ShardedEvalEnv:
                                         if all(isinstance(p, list) for p in seeds) else None)
         header["num_envs"] = self.num_envs
         self._header = header
+
+    @property
+    def build_seeds(self) -> list[int] | None:
+        """Per-env seeds the workers' builds used, in global env order (None: unknown)."""
+        return copy.copy(self._header["env_kwargs"]["seed"])
 
     def header(self) -> dict[str, Any]:
         """How to rebuild these N envs in one process (robosim.envs.protocol), JSON-able."""

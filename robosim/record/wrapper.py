@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from robosim.envs import checks
-from robosim.envs.protocol import BatchedEnv
+from robosim.envs.protocol import BatchedEnv, check_env
 from robosim.record.recover import point_to_leftovers
 from robosim.record.trajectory import Episode, TrajectoryWriter
 from robosim.record.video import VideoWriter
@@ -61,10 +61,7 @@ class RecordEpisode:
 
     def __init__(self, env: BatchedEnv, video: str | None = None, trajectory: str | None = None,
                  fps: int | None = None, overlay: bool = True, cols: int | None = None):
-        if not isinstance(env, BatchedEnv):
-            raise TypeError(f"env must be a robosim.envs.protocol.BatchedEnv (num_envs, device, single spaces, "
-                            f"elapsed_steps, render_mode, reset, step, get_state, header, render, close), "
-                            f"got {type(env).__name__}")
+        check_env("env", env, BatchedEnv)
         if video is not None and env.render_mode is None:
             raise ValueError("video needs an env made with render_mode='rgb_array' or 'sensors', "
                              "got render_mode=None")

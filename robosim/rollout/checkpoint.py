@@ -16,7 +16,9 @@ from typing import Any, Callable
 import gymnasium as gym
 import torch
 
+from robosim.envs.protocol import BatchedEnv, check_env, checked_device
 from robosim.record.files import write_bytes_atomic
+from robosim.vector.autoreset import BatchedVectorEnv
 
 FORMAT = "robosim-policy-v1"
 ENV_VAR = "ROBOSIM_POLICY"
@@ -41,22 +43,19 @@ def flatten_obs(obs: Any) -> torch.Tensor:
     return obs.reshape(obs.shape[0], -1).float()
 
 
-def _task_id(task: Any) -> str:
-    import robosim
-
-    for task_id in robosim.list_tasks():
-        if robosim.get_task(task_id) is type(task):
-            return task_id
-    return type(task).__name__
+def _batched_env(env: Any) -> BatchedEnv:
+    """The robosim env batch a policy runs on: `env` itself (BaseEnv, or what stands for
+    one), or the one inside a robosim vector env and its gymnasium wrappers."""
+    if isinstance(env, gym.vector.VectorEnv) and isinstance(env.unwrapped, BatchedVectorEnv):
+        env = env.unwrapped.unwrapped_env
+    check_env("env", env, BatchedEnv)
+    return env
 
 
 def env_layout(env: Any) -> dict[str, Any]:
     """What a policy depends on: task id, robot, control mode, obs keys/shapes, action dim."""
-    base = getattr(env, "unwrapped", env)
-    base = getattr(base, "env", base) if not hasattr(base, "task") else base  # BatchedVectorEnv -> BaseEnv
-    robot = getattr(base, "robot", None)
-    robot_name = getattr(getattr(robot, "spec", None), "name", None) or type(robot).__name__.lower()
-    return {"task": _task_id(base.task), "robot": robot_name, "control_mode": base.control_mode,
+    header = _batched_env(env).header()
+    return {"task": header["task_id"], "robot": header["env_kwargs"]["robot"], "control_mode": header["control_mode"],
             "obs": flatten_space_keys(env.single_observation_space),
             "action_dim": int(env.single_action_space.shape[0])}
 
@@ -99,7 +98,7 @@ def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tens
         diff = {k: (trained.get(k), here.get(k)) for k in set(trained) | set(here) if trained.get(k) != here.get(k)}
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} was trained on {trained}, but the env is {here}; "
                          f"differences (checkpoint, env): {diff}")
-    device = torch.device(getattr(env, "device", "cpu"))
+    device = checked_device(env)
     module = module.to(device)
 
     def policy(obs: Any) -> torch.Tensor:

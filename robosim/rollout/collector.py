@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.envs.protocol import checked_device
 from robosim.rollout.gae import compute_gae
 from robosim.rollout.memory import check_fits, tree_nbytes
 from robosim.vector import tree
@@ -110,13 +111,11 @@ class RolloutCollector:
 
     def __init__(self, venv: gym.vector.VectorEnv, num_steps: int, ignore_terminations: bool = False,
                  check_actions: bool = True):
-        for attr in ("num_envs", "single_observation_space", "single_action_space", "reset", "step"):
-            if not hasattr(venv, attr):
-                raise TypeError(f"venv must be a gymnasium VectorEnv (missing `{attr}`), got {type(venv).__name__}")
+        device = checked_device(venv, "venv")
         if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 1:
             raise ValueError(f"num_steps must be a positive int, got {num_steps!r}")
         self.venv, self.num_steps, self.num_envs = venv, num_steps, int(venv.num_envs)
-        self.device = torch.device(getattr(venv, "device", "cpu"))
+        self.device = device
         self.mode = venv.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         self.ignore_terminations, self.check_actions = bool(ignore_terminations), bool(check_actions)
         space = venv.single_action_space

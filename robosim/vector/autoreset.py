@@ -20,9 +20,11 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import concatenate, create_empty_array
 
 from robosim.envs import checks
+from robosim.envs.protocol import BatchedEnv, BatchedEnvCore, check_env
 from robosim.vector import tree
 from robosim.vector.episode_stats import ending_flags
 from robosim.vector.episode_tracker import EpisodeTracker
+from robosim.vector.list_env import ListBatchedEnv
 
 # NEXT_STEP / DISABLED: where the vector env puts ended episodes' metrics. Not "episode":
 # gymnasium's RecordEpisodeStatistics (CleanRL's chain) refuses an info that has it.
@@ -95,12 +97,9 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     `k` comes with gymnasium's bool (N,) mask `_k`.
     """
 
-    def __init__(self, env: Any, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+    def __init__(self, env: BatchedEnvCore, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  ignore_terminations: bool = False):
-        for attr in ("num_envs", "device", "single_observation_space", "single_action_space", "reset", "step"):
-            if not hasattr(env, attr):
-                raise TypeError(f"env must follow the batched env contract (missing `{attr}`), "
-                                f"got {type(env).__name__}")
+        check_env("env", env)
         self.env = env
         self.autoreset_mode = to_autoreset_mode(autoreset_mode)
         if not isinstance(ignore_terminations, (bool, np.bool_)):
@@ -112,9 +111,9 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         self.single_action_space = env.single_action_space
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
-        self.metadata = dict(getattr(env, "metadata", {}) or {})
+        self.metadata = dict(env.metadata)
         self.metadata["autoreset_mode"] = self.autoreset_mode
-        self.render_mode = getattr(env, "render_mode", None)
+        self.render_mode = env.render_mode
         # envs whose episode ended on the last step and that were not reset since
         self._ended = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self.episodes = EpisodeTracker(self.num_envs, self.device, self.autoreset_mode)
@@ -288,22 +287,20 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         seed[i]) after a seeded reset; before one, the env's own seeds (robosim envs
         draw random ones, or take make(seed=...)). A batched env that reports a tuple of
         per-env seeds itself (ListBatchedEnv) is asked; -1 where a seed is unknown."""
-        own = getattr(self.env, "np_random_seed", None)
-        if isinstance(own, tuple) and len(own) == self.num_envs:
-            return own
+        if isinstance(self.env, ListBatchedEnv):
+            return self.env.np_random_seed
         return tuple(self._seeds)
 
     def _initial_seeds(self) -> list[int]:
-        seeds = getattr(self.env, "build_seeds", None)   # BaseEnv: the seeds its streams use
-        if isinstance(seeds, (list, tuple)) and len(seeds) == self.num_envs:
-            return [int(s) for s in seeds]
+        if isinstance(self.env, BatchedEnv):   # a robosim env: the seeds its streams use
+            return [int(s) for s in self.env.build_seeds]
         return [-1] * self.num_envs   # gymnasium's value for "not known"
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The batched env's attribute `name`, one entry per env: row i of a batched
         tensor/array (leading dim num_envs), else the one shared value repeated. A batched
         env with its own per-env get_attr (ListBatchedEnv) answers itself."""
-        if hasattr(self.env, "get_attr"):
+        if isinstance(self.env, ListBatchedEnv):
             return tuple(self.env.get_attr(name))
         if not hasattr(self.env, name):
             raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
@@ -314,7 +311,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         one entry per env as gymnasium does: row i of a batched result (e.g. call("render")
         gives env i's frame), else the result repeated. A non-callable attribute is
         returned as get_attr does. A batched env with its own per-env `call` answers itself."""
-        if hasattr(self.env, "call"):
+        if isinstance(self.env, ListBatchedEnv):
             return tuple(self.env.call(name, *args, **kwargs))
         if not hasattr(self.env, name):
             raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
@@ -326,7 +323,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         num_envs values. Per-env different values go into the rows of a batched tensor
         attribute (leading dim num_envs); for any other attribute the N envs share one
         object, so they must be equal. ListBatchedEnv sets each env's own attribute."""
-        if hasattr(self.env, "set_attr"):
+        if isinstance(self.env, ListBatchedEnv):
             self.env.set_attr(name, values)
             return
         if not isinstance(values, (list, tuple)):
@@ -354,11 +351,10 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
 
     # -- passthrough ----------------------------------------------------------------------
     def render(self) -> Any:
-        return self.env.render() if hasattr(self.env, "render") else None
+        return self.env.render()
 
     def close_extras(self, **kwargs: Any) -> None:
-        if hasattr(self.env, "close"):
-            self.env.close()
+        self.env.close()
 
     @property
     def unwrapped_env(self) -> Any:

@@ -10,6 +10,7 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.envs.protocol import checked_device
 from robosim.vector import tree
 from robosim.vector.episode_tracker import EpisodeTracker
 
@@ -48,7 +49,7 @@ class EpisodeStatistics(gym.vector.VectorWrapper):
             raise ValueError(f"buffer_length must be a positive int, got {buffer_length!r}")
         self.stats_key = stats_key
         self.autoreset_mode = self.env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
-        self.device = torch.device(getattr(env, "device", "cpu"))
+        self.device = checked_device(env)
         self.tracker = EpisodeTracker(self.num_envs, self.device, self.autoreset_mode)
         self.return_queue: deque[float] = deque(maxlen=buffer_length)
         self.length_queue: deque[int] = deque(maxlen=buffer_length)

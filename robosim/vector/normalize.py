@@ -14,6 +14,7 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.envs.protocol import checked_device
 from robosim.vector import tree
 from robosim.vector.episode_tracker import EpisodeTracker
 
@@ -105,7 +106,7 @@ class NormalizeVecEnv(gym.vector.VectorWrapper):
         self.clip_obs, self.clip_rew = _positive("clip_obs", clip_obs), _positive("clip_rew", clip_rew)
         self.eps, self.gamma = _positive("eps", eps), float(gamma)
         self.norm_obs, self.norm_rew, self.training = bool(norm_obs), bool(norm_rew), bool(training)
-        self.device = torch.device(getattr(env, "device", "cpu"))
+        self.device = checked_device(env)
         self.autoreset_mode = self.env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         self.obs_rms: dict[str, RunningMeanStd] | None = None  # built from the first obs
         self.ret_rms = RunningMeanStd((), self.device)

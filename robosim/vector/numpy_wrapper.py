@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from robosim.envs.protocol import checked_device
 from robosim.vector import tree
 
 
@@ -43,7 +44,7 @@ class TorchToNumpy(gym.vector.VectorWrapper):
 
     def __init__(self, env: gym.vector.VectorEnv):
         super().__init__(env)
-        self.device = torch.device(getattr(env, "device", "cpu"))
+        self.device = checked_device(env)
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)

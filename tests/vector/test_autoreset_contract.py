@@ -147,7 +147,8 @@ def test_wrong_actions_and_seeds_raise_without_broadcasting(base_env):
         venv.step(torch.full((N, a), float("nan")))
     with pytest.raises(ValueError, match=r"seed list must have one entry per env \(4\), got 2"):
         BatchedVectorEnv(base_env, AutoresetMode.DISABLED).reset(seed=[1, 2], options={"env_idx": [0, 1]})
-    with pytest.raises(TypeError, match=r"env must follow the batched env contract \(missing `num_envs`\), got int"):
+    with pytest.raises(TypeError, match=r"env must follow the batched env contract robosim.envs.protocol."
+                                        r"BatchedEnvCore \(missing `num_envs`, `device`, .*\), got int"):
         BatchedVectorEnv(3)
     venv.step(torch.zeros(N, a))  # still usable
 
