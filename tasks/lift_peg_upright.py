@@ -128,6 +128,8 @@ class LiftPegUprightPolicy(PhasePolicy):
         # lowering: turn the hand by whatever still tilts the peg (a grasp may slip)
         axis = quat_to_matrix(peg[:, 3:].double())[:, :, 0]
         axis = axis * torch.where(axis[:, 2:] < 0, -1.0, 1.0)
+        # rotation_between(axis, +z) but with atan2 on the strided axis[:, 2] (SIMD and scalar
+        # atan2 can differ in the last bit: replays of recorded demos depend on it)
         cross = torch.linalg.cross(axis, axis.new_tensor([0.0, 0.0, 1.0]).expand_as(axis))
         sin = cross.norm(dim=1)
         level = axis_angle_matrix(cross / sin.clamp(min=1e-9).unsqueeze(1), torch.atan2(sin, axis[:, 2]))

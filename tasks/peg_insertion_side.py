@@ -32,9 +32,10 @@ import math
 
 import torch
 
-from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log, yaw_quat
+from robosim.core.rotations import (axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_between,
+                                    rotation_log, wrap_angle, yaw_quat)
 from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, is_grasped
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
 from robosim.sim import Box, RigidObject
 
 CLEARANCE = 0.003
@@ -158,17 +159,6 @@ def const(values, rng) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float32, device=rng.device)
 
 
-_DOWN = torch.tensor([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]], dtype=torch.float64)
-
-
-def align(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """float64 (N, 3, 3): the smallest rotation taking unit vectors a (N, 3) onto b (N, 3)."""
-    a, b = a.double(), b.double()
-    cross = torch.linalg.cross(a, b)
-    sin = cross.norm(dim=1)
-    return axis_angle_matrix(cross / sin.clamp(min=1e-9).unsqueeze(1), torch.atan2(sin, (a * b).sum(1)))
-
-
 class PegInsertionSidePolicy(PhasePolicy):
     """0 above the grasp point, 1 down to it, 2 close (6 steps), 3 lift the peg to the
     hole's height, 4 turn and carry the peg to STANDOFF in front of the hole on its axis
@@ -197,15 +187,13 @@ class PegInsertionSidePolicy(PhasePolicy):
         hole_axis = hole_rot[:, :, 0]
         half = task.peg_half[:, 0:1]
         # jaws across the peg: gripper yaw = peg yaw folded to [-pi/2, pi/2)
-        yaw = torch.remainder(quat_yaw(task.peg.pose()[:, 3:]).double() + math.pi / 2, math.pi) - math.pi / 2
-        approach = matmul3(axis_angle_matrix(yaw.new_tensor([0.0, 0.0, 1.0]), yaw),
-                           _DOWN.to(yaw.device).expand(len(yaw), 3, 3))
+        approach = grasp_rotation(quat_yaw(task.peg.pose()[:, 3:]), symmetry=math.pi)
         # turn the peg's axis onto the hole's, and its faces parallel to the hole's walls
         side = quat_to_matrix(task.peg.pose()[:, 3:])[:, :, 1]
         side_h = (hole_rot.transpose(1, 2) @ side.unsqueeze(2)).squeeze(2)
-        roll = torch.remainder(torch.atan2(side_h[:, 2], side_h[:, 1]) + math.pi / 4, math.pi / 2) - math.pi / 4
+        roll = wrap_angle(torch.atan2(side_h[:, 2], side_h[:, 1]), math.pi / 2)
         unroll = axis_angle_matrix(hole_axis.double(), -roll.double())
-        steer = matmul3(matmul3(unroll, align(axis, hole_axis)), current)
+        steer = matmul3(matmul3(unroll, rotation_between(axis, hole_axis)), current)
         rot = torch.where((phase <= 2).reshape(-1, 1, 1), approach, current)
         rot = torch.where((phase >= 4).reshape(-1, 1, 1), steer, rot)
         up = tcp.new_tensor([0.0, 0.0, 1.0])

@@ -247,7 +247,6 @@ class PushTPolicy(PhasePolicy):
 def across(direction: torch.Tensor) -> torch.Tensor:
     """(N, 3, 3) downward gripper rotations with the closed jaws across `direction`
     (N, 2), a wide pushing face; the jaws are symmetric, so the yaw folds to [-pi/2, pi/2]."""
-    yaw = torch.atan2(direction[:, 1], direction[:, 0]).double()
-    yaw = torch.remainder(yaw + math.pi / 2, math.pi) - math.pi / 2
+    yaw = wrap_angle(torch.atan2(direction[:, 1], direction[:, 0]).double(), math.pi)
     down = grasp_rotation(torch.zeros_like(yaw))
     return matmul3(axis_angle_matrix(yaw.new_tensor([0.0, 0.0, 1.0]), yaw), down)

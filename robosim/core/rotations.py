@@ -23,7 +23,9 @@ def check_unit_quats(name: str, quats: np.ndarray, tol: float) -> np.ndarray:
     """The norms (...,) of wxyz quaternions `quats` (..., 4), or a ValueError naming `name`
     when one is more than `tol` from 1 (and, for more than one, its row). A NaN norm
     passes: finiteness is the caller's check."""
-    norms = np.linalg.norm(quats, axis=-1)
+    # one quaternion: norm's dot-product formula (the camera normalizes by it; the
+    # axis= form sums differently and can differ in the last bit)
+    norms = np.linalg.norm(quats) if quats.ndim == 1 else np.linalg.norm(quats, axis=-1)
     bad = np.abs(norms - 1.0) > tol
     if bad.any():
         row = np.unravel_index(int(np.argmax(bad)), bad.shape)
@@ -173,6 +175,17 @@ def yaw_then_quat(yaw: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return torch.stack([c * w - s * z, c * x - s * y, c * y + s * x, c * z + s * w], -1)
 
 
-def wrap_angle(a: torch.Tensor) -> torch.Tensor:
-    """Angles (rad) wrapped to [-pi, pi)."""
-    return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
+def wrap_angle(a: torch.Tensor, period: float = 2 * math.pi) -> torch.Tensor:
+    """Angles (rad) wrapped to [-period / 2, period / 2): [-pi, pi) by default; a shape
+    with n-fold symmetry about an axis folds its angle with period 2 pi / n."""
+    half = period / 2   # exact (a power-of-two scaling): 2 pi / 2 is math.pi to the bit
+    return torch.remainder(a + half, period) - half
+
+
+def rotation_between(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """float64 (N, 3, 3): the smallest rotation taking unit vectors a (N, 3) onto b (N, 3)
+    (about a x b; any axis when they are parallel)."""
+    a, b = a.double(), b.double()
+    cross = torch.linalg.cross(a, b)
+    sin = cross.norm(dim=1)
+    return axis_angle_matrix(cross / sin.clamp(min=1e-9).unsqueeze(1), torch.atan2(sin, (a * b).sum(1)))

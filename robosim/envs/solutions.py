@@ -46,10 +46,11 @@ _DOWN = torch.tensor([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]], dtyp
 
 
 # -- pose helpers ---------------------------------------------------------------------
-def grasp_rotation(object_yaw: torch.Tensor) -> torch.Tensor:
-    """float64 (N, 3, 3) downward gripper rotations (tcp z along env -z) aligned with a
-    cube's faces: the object's yaw (N,) rad folded to [-pi/4, pi/4) (90-degree symmetric)."""
-    yaw = torch.remainder(object_yaw.double() + math.pi / 4, math.pi / 2) - math.pi / 4
+def grasp_rotation(object_yaw: torch.Tensor, symmetry: float = math.pi / 2) -> torch.Tensor:
+    """float64 (N, 3, 3) downward gripper rotations (tcp z along env -z) aligned with an
+    object's faces: its yaw (N,) rad folded to [-symmetry/2, symmetry/2) (a cube looks the
+    same every quarter turn: pi/2; a bar every half turn: pi)."""
+    yaw = wrap_angle(object_yaw.double(), symmetry)
     axis = yaw.new_tensor([0.0, 0.0, 1.0])
     return matmul3(axis_angle_matrix(axis, yaw), _DOWN.to(yaw.device).expand(len(yaw), 3, 3))
 
