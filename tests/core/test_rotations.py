@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from robosim.core.rotations import (FixedAxisRotation, axis_angle_matrix, check_unit_quats, matmul3,
-                                    matrix_to_quat, matvec3, quat_to_matrix, quat_yaw, rotation_log, rpy_to_matrix,
-                                    wrap_angle, yaw_quat, yaw_then_quat)
+                                    matrix_to_quat, matvec3, quat_to_matrix, quat_yaw, rotation_between, rotation_log,
+                                    rpy_to_matrix, wrap_angle, yaw_quat, yaw_then_quat)
 
 H = math.sqrt(0.5)
 # (name, wxyz quaternion, matrix) of quarter turns about +x, +y, +z and a half turn about +x
@@ -112,3 +112,14 @@ def test_check_unit_quats_returns_norms_or_names_the_row():
     with pytest.raises(ValueError, match=r"poses quaternion must have unit norm \(\+-0.01\), got norm 0.5 in row 2"):
         check_unit_quats("poses", np.array([[1.0, 0, 0, 0], [0, 0, 0, 1.005], [0, 0.5, 0, 0]]), 1e-2)
     assert np.isnan(check_unit_quats("pose", np.array([[np.nan, 0, 0, 0]]), 1e-3)).all()   # finiteness: the caller's
+
+
+def test_rotation_between_and_folded_angles():
+    x, y, z = t([[1.0, 0, 0]]), t([[0, 1.0, 0]]), t([[0, 0, 1.0]])
+    torch.testing.assert_close(rotation_between(x, y), t([[[0, -1, 0], [1, 0, 0], [0, 0, 1]]]), atol=1e-15, rtol=0)
+    torch.testing.assert_close(rotation_between(z, x), t([[[0, 0, 1], [0, 1, 0], [-1, 0, 0]]]), atol=1e-15, rtol=0)
+    torch.testing.assert_close(rotation_between(z, z), t([[[1, 0, 0], [0, 1, 0], [0, 0, 1]]]), atol=0, rtol=0)
+    torch.testing.assert_close(wrap_angle(t([0.75 * math.pi, math.pi / 4, 0.1]), math.pi / 2),
+                               t([-0.25 * math.pi, -0.25 * math.pi, 0.1]), atol=1e-12, rtol=0)
+    torch.testing.assert_close(wrap_angle(t([0.75 * math.pi, -0.75 * math.pi]), math.pi),
+                               t([-0.25 * math.pi, 0.25 * math.pi]), atol=1e-12, rtol=0)

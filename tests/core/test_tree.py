@@ -42,3 +42,16 @@ def test_to_numpy_tree():
     out = to_numpy_tree({"x": torch.tensor([1.5], requires_grad=True), "y": (torch.tensor([2]), 3)})
     assert isinstance(out["x"], np.ndarray) and out["x"].tolist() == [1.5]
     assert isinstance(out["y"][0], np.ndarray) and out["y"][1] == 3
+
+
+def test_flatten_obs_of_the_state_dict_is_the_state_obs():
+    """The one order is the env's: flattening a state_dict obs gives the `state` obs bit for bit."""
+    import robosim
+
+    flat = {}
+    for mode in ("state", "state_dict"):
+        env = robosim.make("PickCube-v1", num_envs=2, obs_mode=mode)
+        obs, _ = env.reset(seed=3)
+        flat[mode] = obs if mode == "state" else flatten_obs(obs)
+        env.close()
+    assert flat["state"].dtype == torch.float32 and torch.equal(flat["state_dict"], flat["state"])
