@@ -38,6 +38,16 @@ def tree_map(fn: Callable[[Leaf], Any], tree: Any) -> Any:
     return tree
 
 
+def write_rows(buffers: Any, index: Any, value: Any) -> None:
+    """`buffer[index] = value` at every leaf of a dict tree of preallocated tensors, the
+    value cast to each buffer's dtype; `value` has the same dict structure."""
+    if isinstance(buffers, dict):
+        for key in buffers:
+            write_rows(buffers[key], index, value[key])
+    else:
+        buffers[index] = value.to(buffers.dtype)
+
+
 def to_numpy_tree(tree: Any) -> Any:
     """Every torch tensor of a dict/tuple tree -> a numpy array on the CPU (detached);
     other values pass through."""

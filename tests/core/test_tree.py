@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from robosim.core.tree import flatten_obs, leading_dims, leaf_items, per_env, to_numpy_tree, tree_map
+from robosim.core.tree import flatten_obs, leading_dims, leaf_items, per_env, to_numpy_tree, tree_map, write_rows
 
 
 def test_flatten_obs_follows_insertion_order_depth_first_not_sorted_keys():
@@ -55,3 +55,14 @@ def test_flatten_obs_of_the_state_dict_is_the_state_obs():
         flat[mode] = obs if mode == "state" else flatten_obs(obs)
         env.close()
     assert flat["state"].dtype == torch.float32 and torch.equal(flat["state_dict"], flat["state"])
+
+
+def test_write_rows_fills_every_leaf_with_its_dtype():
+    buffers = {"obs": {"pos": torch.zeros(3, 4, 2)}, "done": torch.zeros(3, 4, dtype=torch.bool)}
+    write_rows(buffers, 1, {"obs": {"pos": torch.ones(4, 2, dtype=torch.float64)}, "done": torch.tensor([1, 0, 0, 1])})
+    assert buffers["obs"]["pos"][1].eq(1).all() and buffers["obs"]["pos"][[0, 2]].eq(0).all()
+    assert buffers["done"][1].tolist() == [True, False, False, True] and buffers["done"].dtype == torch.bool
+    rows, cols = torch.tensor([0, 2]), torch.tensor([3, 0])
+    write_rows(buffers, (rows, cols), {"obs": {"pos": torch.full((2, 2), 7.0)}, "done": torch.tensor([True, True])})
+    assert buffers["obs"]["pos"][0, 3].tolist() == [7.0, 7.0] and buffers["obs"]["pos"][2, 0].tolist() == [7.0, 7.0]
+    assert int(buffers["done"].sum()) == 4
