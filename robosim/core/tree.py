@@ -2,15 +2,15 @@
 leaves are torch tensors or numpy arrays with a leading batch dim (num_envs).
 
 One key order everywhere: depth-first, each dict in its insertion order (tuples in
-position order). This is the order the env's `state` observation has always been
-concatenated in (agent/qpos, agent/qvel, extra/tcp_pose, then the task's entries as
-the task returns them), so every state-obs policy checkpoint, recorded trajectory and
-exported dataset stays valid. Policies trained on dict observations with the former
-sorted-key flattening (robosim.rollout.flatten_obs before this module) see their
-inputs in a different order where a dict's insertion order is not sorted (the
-goal-conditioned {"observation", "achieved_goal", "desired_goal"} obs, state_dict).
-Flatten observations, not spaces: gymnasium's `spaces.Dict` sorts plain-dict keys, so
-a space's key order can differ from its observations'.
+position order). It is the order the env's `state` observation has always been
+concatenated in (agent/qpos, agent/qvel, extra/tcp_pose, then the task's entries as the
+task returns them), so every policy trained on the default `state` observations (the
+examples' PPO, BC and Diffusion Policy runs) keeps its inputs. The other order robosim had,
+sorted keys (robosim.rollout.flatten_obs for dict observations), differs wherever a
+dict's insertion order is not sorted: the goal-conditioned {"observation",
+"achieved_goal", "desired_goal"} obs and state_dict; policies saved from such envs with
+it see their inputs reordered. gymnasium's `spaces.Dict` sorts plain-dict keys unless
+built with sort_keys=False, so flatten observations, not spaces.
 """
 from __future__ import annotations
 
