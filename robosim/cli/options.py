@@ -54,11 +54,11 @@ def add_render_size_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--render-size", type=parse_size, default=(256, 256), help="video tile size WxH (default 256x256)")
 
 
-def add_sim_backend_option(p: argparse.ArgumentParser, help: str) -> None:
+def add_sim_backend_option(p: argparse.ArgumentParser, help_text: str) -> None:
     """--sim-backend, one of robosim.sim.scene.SIM_BACKENDS (default physx_cpu)."""
     from robosim.sim.scene import SIM_BACKENDS
 
-    p.add_argument("--sim-backend", default="physx_cpu", choices=SIM_BACKENDS, help=help)
+    p.add_argument("--sim-backend", default="physx_cpu", choices=SIM_BACKENDS, help=help_text)
 
 
 def make_options(args: argparse.Namespace) -> dict:
