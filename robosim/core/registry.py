@@ -32,13 +32,19 @@ class Registry(Generic[T]):
         self.entry_points: dict[str, Any] = {}   # name -> importlib.metadata.EntryPoint, not loaded yet
 
     def add(self, name: str, value: Any) -> T:
-        """Register `value` (checked) under `name`, replacing an earlier entry; returns it."""
+        """Register `value` (checked) under `name`, replacing an earlier entry; returns it.
+        TypeError for a non-str name, ValueError for an empty one."""
+        if not isinstance(name, str):
+            raise TypeError(f"a {self.kind} name must be a str, got {name!r} ({type(name).__name__})")
+        if not name:
+            raise ValueError(f"a {self.kind} name must be a non-empty str, got ''")
         entry = self._check(name, value)
         self.entries[name] = entry
         return entry
 
     def discover(self) -> None:
-        """List the group's entry points and load the built-ins (cheap after the first call)."""
+        """List the group's entry points (again on every call: a package installed since
+        shows up) and load the built-ins."""
         for ep in entry_points(group=self.group):
             self.entry_points.setdefault(ep.name, ep)
         self._load_builtins(self)

@@ -35,6 +35,10 @@ def test_add_get_and_names():
     with pytest.raises(ValueError, match="thing 'c' must be an int, got 'x'"):
         things.add("c", "x")
     assert "c" not in things.names()
+    with pytest.raises(TypeError, match="a thing name must be a str, got 4 \\(int\\)"):
+        things.add(4, 4)
+    with pytest.raises(ValueError, match="a thing name must be a non-empty str, got ''"):
+        things.add("", 4)
 
 
 def test_unknown_and_non_str_names_are_refused_with_the_known_ones():
