@@ -179,15 +179,8 @@ class BaseEnv(gym.Env):
         """The built scene (None once closed)."""
         return None if self.parts is None else self.parts.sim
 
-    @property
-    def cameras(self):
-        """The CameraRig of the built scene (robosim.sensors.rig)."""
-        return self.parts.cameras
-
-    @property
-    def human_camera(self):
-        """The render_mode="rgb_array" camera, or None."""
-        return self.parts.cameras.human
+    cameras = property(lambda self: self.parts.cameras, doc="The built scene's CameraRig (robosim.sensors.rig).")
+    human_camera = property(lambda self: self.parts.cameras.human, doc='The render_mode="rgb_array" camera or None.')
 
     # -- reset -----------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.envs.protocol import BatchedEnvCore
 from robosim.vector.episode_tracker import EpisodeTracker
 
 
@@ -79,8 +80,10 @@ class EvalResult:
                 f"episode length: {sum(self.lengths) / n:.1f} steps (mean)")
 
 
-def evaluate(env, policy: Callable[[Any], Any], episodes: int, seed: int = 0, progress: bool = False) -> EvalResult:
-    """Run `policy` on `env` (a BaseEnv or RecordEpisode) until `episodes` episodes end.
+def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, seed: int = 0,
+             progress: bool = False) -> EvalResult:
+    """Run `policy` on `env` (a robosim.envs.protocol.BatchedEnvCore that never
+    autoresets: a BaseEnv, a RecordEpisode, a ShardedEvalEnv) until `episodes` episodes end.
 
     Env i's k-th episode is seeded with seed + i + k * num_envs, so every episode has its
     own seed and the run is reproducible."""
