@@ -4,6 +4,8 @@ the time-to-solve table (logs beside this file; commands in each log.json).
     python examples/results/sb3_reach.py ppo --total-steps 250000 --out runs/sb3_ppo_reach
     python examples/results/sb3_reach.py sac-her --hparams zoo --gradient-steps -1 \
         --total-steps 16000 --out runs/sb3_sac_her_reach
+    python examples/results/sb3_reach.py sac-her --hparams zoo --gradient-steps -1 \
+        --total-steps 30000 --reward-mode sparse --out runs/sb3_sac_her_reach_sparse
 
 Training envs: SB3VecEnv(TorchToNumpy(robosim.make_vec(..., SAME_STEP))), the documented
 adapter. Every --eval-every env steps the deterministic SB3 policy runs --eval-episodes

@@ -16,6 +16,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEVEL = 0.9
+# runs logged before commit deb0570, when reward_mode="sparse" paid 1 on success and 0
+# otherwise; since then it pays -1 per step and 0 on success (panda-gym's convention)
+SPARSE_ONE_ZERO = {"reach_ppo_sparse", "push_ppo_sparse", "reach_sb3_ppo_sparse",
+                   "reach_sb3_sac_her_defaults_sparse", "reach_sb3_sac_her_zoo_sparse"}
 
 
 def learner(config: dict) -> str:
@@ -37,6 +41,14 @@ def reached(evals: list[dict], level: float) -> str:
     return "-" if hit is None else f"{hit['env_steps']:,} ({hit['wall_s']:,.0f} s)"
 
 
+def reward(name: str, config: dict) -> str:
+    """The reward mode, with the sparse convention the run was logged under."""
+    mode = config.get("reward_mode", "dense")
+    if mode != "sparse":
+        return mode
+    return "sparse 1/0 (old)" if name in SPARSE_ONE_ZERO else "sparse -1/0"
+
+
 def row(name: str, doc: dict) -> dict:
     """One table row (strings) from a log.json document."""
     config = doc["config"]
@@ -56,7 +68,7 @@ def row(name: str, doc: dict) -> dict:
         "task": config.get("task", "Reach-v1"),
         "robot": config.get("robot") or "panda",
         "learner": learner(config),
-        "reward": config.get("reward_mode", "dense"),
+        "reward": reward(name, config),
         "envs": str(config["num_envs"]),
         "steps": steps,
         "wall": wall,
