@@ -96,6 +96,19 @@ def _physx_material(m: Material) -> sapien.physx.PhysxMaterial:
     return sapien.physx.PhysxMaterial(m.static_friction, m.dynamic_friction, m.restitution)
 
 
+def check_object_modifiers(modifiers: Mapping[str, Sequence[ObjectModifier]] | None
+                           ) -> Mapping[str, tuple[ObjectModifier, ...]]:
+    """A read-only copy of {object name: [f(env_index, RigidObject) -> RigidObject]}
+    (None: empty); TypeError for anything else."""
+    modifiers = {} if modifiers is None else modifiers
+    if not isinstance(modifiers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, (list, tuple)) and all(callable(f) for f in v)
+            for k, v in modifiers.items()):
+        raise TypeError(f"object_modifiers must map object names to lists of functions "
+                        f"(env_index, RigidObject) -> RigidObject, got {modifiers!r:.120}")
+    return types.MappingProxyType({k: tuple(v) for k, v in modifiers.items()})
+
+
 class SceneBuilding:
     """Mixin of SimScene: env-frame building of rigid objects and articulations.
 
@@ -109,13 +122,7 @@ class SceneBuilding:
 
     def use_object_modifiers(self, modifiers: Mapping[str, Sequence[ObjectModifier]] | None) -> None:
         """Set `object_modifiers` (before anything is built); None: none."""
-        modifiers = {} if modifiers is None else modifiers
-        if not isinstance(modifiers, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, (list, tuple)) and all(callable(f) for f in v)
-                for k, v in modifiers.items()):
-            raise TypeError(f"object_modifiers must map object names to lists of functions "
-                            f"(env_index, RigidObject) -> RigidObject, got {modifiers!r:.120}")
-        self.object_modifiers = types.MappingProxyType({k: tuple(v) for k, v in modifiers.items()})
+        self.object_modifiers = check_object_modifiers(modifiers)
 
     def env_pose(self, env_index: int, pose: Sequence[float] = IDENTITY) -> sapien.Pose:
         """World pose of an env-frame `pose` in env `env_index` (the GPU backend, where

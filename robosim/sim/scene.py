@@ -19,7 +19,7 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.sim.building import ObjectModifier, SceneBuilding
+from robosim.sim.building import ObjectModifier, SceneBuilding, check_object_modifiers
 from robosim.sim.layout import GRID_SPACING, env_origins
 from robosim.sim.physics import PhysicsConfig
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
@@ -311,6 +311,7 @@ def create_sim_scene(sim_backend: str, num_envs: int, sim_freq: int,
     the emulated GPU system keeps its buffers (physx_gpu_emulated only); object_modifiers
     ({object name: [f(env_index, RigidObject) -> RigidObject]}) rewrite the descriptions
     the scene's add_object / add_object_pool build under those names."""
+    object_modifiers = check_object_modifiers(object_modifiers)   # refused before anything is built
     backend = resolve_backend(sim_backend)
     if isolation != "shared":
         from robosim.sim.isolation import IsolatedSimScene, check_isolation
