@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from robosim.envs.protocol import BatchedEnvCore, checked_device
 from robosim.vector import tree
 
 
@@ -28,7 +29,9 @@ def _row0(value: Any) -> Any:
 def is_goal_env(env: Any) -> bool:
     """True for a goal-conditioned batched env: a Dict observation with "achieved_goal"
     and "desired_goal" and a compute_reward method (panda-gym's GoalEnv shape)."""
-    space = getattr(env, "single_observation_space", None)
+    if not isinstance(env, BatchedEnvCore):
+        return False
+    space = env.single_observation_space
     return (isinstance(space, gym.spaces.Dict) and {"achieved_goal", "desired_goal"} <= set(space.spaces)
             and callable(getattr(type(env), "compute_reward", None)))
 
@@ -51,15 +54,14 @@ class UnbatchedEnv(gym.Env):
         return super().__new__(cls)
 
     def __init__(self, env: Any):
-        if getattr(env, "num_envs", None) != 1:
-            raise ValueError(f"env must be a batched env with num_envs=1, "
-                             f"got num_envs={getattr(env, 'num_envs', None)!r}")
+        self.device = checked_device(env)
+        if env.num_envs != 1:
+            raise ValueError(f"env must be a batched env with num_envs=1, got num_envs={env.num_envs!r}")
         self.env = env
         self.observation_space = env.single_observation_space
         self.action_space = env.single_action_space
-        self.metadata = dict(getattr(env, "metadata", {}) or {})
-        self.render_mode = getattr(env, "render_mode", None)
-        self.device = torch.device(env.device)
+        self.metadata = dict(env.metadata)
+        self.render_mode = env.render_mode
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
