@@ -1,5 +1,8 @@
-"""Batched envs, the Task plugin base class and the task registry."""
+"""Batched envs, the Task plugin base class, the task registry, the parts one build
+produces (EnvParts) and the env surface tools type against (BatchedEnv)."""
+from robosim.envs.parts import EnvParts
+from robosim.envs.protocol import BatchedEnv, BatchedEnvCore
 from robosim.envs.registry import get_task, list_tasks, make, register_task
 from robosim.envs.task import Task
 
-__all__ = ["Task", "get_task", "list_tasks", "make", "register_task"]
+__all__ = ["BatchedEnv", "BatchedEnvCore", "EnvParts", "Task", "get_task", "list_tasks", "make", "register_task"]
