@@ -10,8 +10,8 @@ Success: the peg's long axis within 0.08 rad of vertical and its centre within 5
 Dense reward (in [-3.2, 0]; normalized_dense = dense / 3.2 in [-1, 0]): ManiSkill3's
 terms shifted down by 3.2: uprightness |x_peg . z| + (1 - tanh(5 * |z - 12 cm|)) +
 reaching / 5 (1 - tanh(5 * tcp-peg distance), or 1 while grasped) - 3.2, so every
-non-success step pays <= -1, and exactly 0 on the success step. Sparse: 1 on success,
-else 0 (the Task default).
+non-success step pays <= -1, and exactly 0 on the success step. Sparse: -1 per step,
+0 on success (the Task default).
 
 No task state beyond the physics. Scripted solution (`solution_policy`, pd_ee_delta_pose):
 grasp the peg's middle from above across its width, lift, turn the hand 90 degrees about

@@ -15,7 +15,7 @@ Dense reward (in [-3, 0]; normalized_dense = dense / 3, in [-1, 0]): per step
   -2 * (1 - clamp(q / (0.9 * travel), 0, 1))      drawer still to open
 and exactly 0 on the success step. Every other step pays < 0, so hovering near the
 handle or half-way never earns more than opening the drawer (the episode ends on
-success). Sparse: 1 on success, else 0.
+success). Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): cabinet_pose (N, 7), drawer_qpos (N, 1) m, handle_pos (N, 3),
 tcp_to_handle_pos (N, 3).

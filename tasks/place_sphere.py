@@ -17,7 +17,7 @@ sphere is held, 4 + (1 - tanh(5 * sphere-to-bin-top distance)); once on the floo
 6 + (opening + sphere still + arm still) / 3 where opening is the gripper width over its
 widest (1 when not held), sphere still is 1 - tanh(10 |v| + |w|) and arm still is
 |arm qvel| < 0.2; minus 13, exactly 0 on the success step, so every non-success step
-pays <= -6. Sparse: 1 on success, else 0.
+pays <= -6. Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): is_grasped (N, 1), bin_pos (N, 3), obj_pose (N, 7),
 tcp_to_obj_pos (N, 3), obj_to_bin_top_pos (N, 3).

@@ -17,7 +17,7 @@ peg is grasped; then 4 + (1 - tanh(5 * head-to-cube xy distance)) + (1 - tanh(5 
 peg-cube yaw difference, cube's 90-degree symmetry folded)); once the head also
 touches the cube square on (fit), 7 + (1 - tanh(5 * cube-to-goal distance)); plus
 (1 - tanh(5 * |arm qvel|)) once the cube is in the region; minus 10; exactly 0 on the
-success step, so every non-success step pays <= -1. Sparse: 1 on success, else 0.
+success step, so every non-success step pays <= -1. Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): goal_pos (N, 3), cube_pose (N, 7), peg_pose (N, 7),
 tcp_to_peg_pos, peg_to_cube_pos, cube_to_goal_pos, peghead_to_cube_pos (N, 3 each).

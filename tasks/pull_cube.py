@@ -11,7 +11,7 @@ Dense reward (in [-3, 0]; normalized_dense = dense / 3 in [-1, 0]): ManiSkill3's
 PullCube terms shifted down by 3: (1 - tanh(5 * tcp-to-pull-pose distance), the pull
 pose 3 cm beyond the cube's far (+x) face) + (once within 2 cm of the pull pose)
 (1 - tanh(5 * cube-to-goal xy distance)) - 3, so every non-success step pays <= -1,
-and exactly 0 on the success step. Sparse: 1 on success, else 0.
+and exactly 0 on the success step. Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): goal_pos (N, 3), obj_pose (N, 7), tcp_to_obj_pos (N, 3).
 

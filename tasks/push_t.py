@@ -18,7 +18,7 @@ Dense reward (in [-3.5, 0]; normalized_dense = dense / 3.5, in [-1, 0]): per ste
   -|yaw error| / pi          yaw error wrapped to [-pi, pi]
   -0.5 * tanh(5 * r)         r: tcp-block centre distance (m), a reaching hint
 and exactly 0 on the success step, so hovering never pays more than succeeding (the
-episode ends on success). Sparse: 1 on success, else 0.
+episode ends on success). Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): tee_pose (N, 7), goal_pose (N, 7) [goal centre at the block's
 height, goal yaw], tcp_to_tee_pos (N, 3).

@@ -15,7 +15,7 @@ Dense reward (in [-30, 0]; normalized_dense = dense / 30 in [-1, 0]): ManiSkill3
 terms shifted down by 30: until `reached`, 1 - tanh(2 * tcp-to-hit-pose distance),
 the hit pose 5 cm behind the ball's surface on the side away from the goal; after it,
 1 + 20 * (1 - tanh(ball-to-goal xy distance)); minus 30, exactly 0 on the success step,
-so every non-success step pays <= -9. Sparse: 1 on success, else 0.
+so every non-success step pays <= -9. Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): goal_pos (N, 3), ball_pose (N, 7), ball_vel (N, 3) m/s,
 tcp_to_ball_pos (N, 3), ball_to_goal_pos (N, 3).

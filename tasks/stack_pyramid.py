@@ -13,7 +13,7 @@ reaching A (1 - tanh(5 d)) + A grasped + 2 * (1 - tanh(10 * (| |AB|_xy - 5.2 cm|
 until A rests next to B released (then a flat 4); stage 2 (only once A is next to B on
 the ground) pays reaching C + C grasped + 2 * (1 - tanh(5 * C-to-apex distance)) + C on
 top and released; the sum is shifted down by 10, so every non-success step pays <= -1,
-and exactly 0 on the success step. Sparse: 1 on success, else 0 (the Task default).
+and exactly 0 on the success step. Sparse: -1 per step, 0 on success (the Task default).
 
 No task state beyond the physics. Scripted solution (`solution_policy`, pd_ee_delta_pose):
 pick A, set it 5.2 cm from B across the jaws, pick C, set it on the pair's apex.

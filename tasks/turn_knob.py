@@ -16,8 +16,8 @@ Success: |knob angle - target| <= 0.08 rad. Never fails.
 Dense reward (in [-3, 0]; normalized_dense = dense / 3, in [-1, 0]): per step
   -tanh(5 * |tcp - lever tip|)                          reach the lever (m)
   -2 * clamp(|target - angle| / target, 0, 1)            angle still to turn
-and exactly 0 on the success step (the episode ends on success). Sparse: 1 on success,
-else 0.
+and exactly 0 on the success step (the episode ends on success). Sparse: -1 per step,
+0 on success.
 
 Task obs (env frame): knob_pose (N, 7) (the column's root pose), knob_qpos (N, 1) rad,
 target_angle (N, 1) rad, lever_tip_pos (N, 3) m, tcp_to_lever_tip_pos (N, 3) m.

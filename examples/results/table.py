@@ -1,7 +1,7 @@
-"""The time-to-solve table of the README and docs/learning.md, from the run logs here.
+"""The time-to-solve table of docs/learning.md, from the run logs here.
 
     python examples/results/table.py            # markdown table on stdout
-    python examples/results/table.py --check README.md docs/learning.md
+    python examples/results/table.py --check docs/learning.md
 
 Every directory beside this file with a log.json (written by robosim.rollout.RunLog:
 examples/ppo.py, examples/sac.py, sb3_reach.py) is one row. --check exits 1 when a file
