@@ -8,8 +8,6 @@ import importlib.util
 import json
 import os
 import shlex
-import subprocess
-import sys
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 RESULTS = os.path.join(ROOT, "examples", "results")
