@@ -33,7 +33,7 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
 from bc import Normalizer, check_positive, fit, learner_parser, mlp, run_eval, start_run  # noqa: E402
 
-from robosim.record.files import write_bytes_atomic  # noqa: E402
+from robosim.core.atomic import write_bytes_atomic  # noqa: E402
 from robosim.rollout import flatten_obs  # noqa: E402
 from robosim.rollout.checkpoint import ENV_VAR, env_layout  # noqa: E402
 

@@ -27,6 +27,7 @@ import numpy as np
 
 import robosim
 from robosim.agents import CONTROL_MODES, get_robot_spec, list_robots
+from robosim.core.atomic import write_bytes_atomic
 from robosim.demos.convert import convert_demos
 from robosim.demos.generate import generate_demos
 
@@ -138,8 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rows = measure_timing(tasks[0], args.num, args.num_envs, args.runs, tmp)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        write_bytes_atomic(args.json, json.dumps(rows, indent=1).encode())
     return 0
 
 

@@ -14,6 +14,7 @@ import dataclasses
 
 import torch
 
+from robosim.core.rotations import yaw_then_quat
 from robosim.randomization.terms import combine, register_term
 from robosim.sim.objects import Box, Capsule, Cylinder, Mesh, RigidObject, Sphere
 
@@ -128,10 +129,7 @@ def yaw(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
     """Turn the body by the drawn angle about the env's z axis (rad; "add" only)."""
     pose, idx, values = _motion(target, env_idx, values)
     pose = pose[idx]
-    half = values[:, 0].double() * 0.5
-    w, x, y, z = pose[:, 3:].double().unbind(1)
-    c, s = torch.cos(half), torch.sin(half)
-    pose[:, 3:] = torch.stack([c * w - s * z, c * x - s * y, c * y + s * x, c * z + s * w], 1).float()
+    pose[:, 3:] = yaw_then_quat(values[:, 0].double(), pose[:, 3:].double()).float()
     target.view.set_pose(pose, idx)
 
 

@@ -9,7 +9,7 @@ import sapien
 import torch
 
 import robosim
-import robosim.envs.base_env as base_env
+import robosim.envs.parts as parts
 from robosim.sensors import CameraConfig, eye_target_pose, look_at_pose
 from robosim.sensors.lod import LOD_LEVELS, decimate
 
@@ -20,7 +20,7 @@ def no_simulation(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a scene was built before the bad input was rejected")
 
-    monkeypatch.setattr(base_env, "create_sim_scene", refuse)
+    monkeypatch.setattr(parts, "create_sim_scene", refuse)
 
 
 @pytest.mark.parametrize("kwargs, words", [
