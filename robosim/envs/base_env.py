@@ -143,6 +143,7 @@ class BaseEnv(gym.Env):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         self.single_observation_space = self._obs.single_space()
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.randomization.bind_spaces(self.single_observation_space, self.single_action_space)
         self._action_low = torch.as_tensor(low, device=self.device)
         self._action_high = torch.as_tensor(high, device=self.device)
 
@@ -221,6 +222,7 @@ class BaseEnv(gym.Env):
             self._build()
         self.elapsed_steps[env_idx.to(self.device)] = 0
         episode_rng = self._rng.next_episode(idx_np)
+        self.parts.sim.clear_wrenches(env_idx)   # held forces end with the episode; reset events draw new ones
         self.randomization.before_episode(env_idx)
         self.task.initialize_episode(env_idx.to(self.device), episode_rng)
         self.randomization.on_reset(env_idx)
@@ -230,6 +232,8 @@ class BaseEnv(gym.Env):
         info["sim_fault"] = torch.zeros(self.num_envs, dtype=torch.int8, device=self.device)
         info["reconfigure"] = reconfigure
         obs = self._obs.build(info)
+        if self.randomization.perturbs_observations:
+            obs = self.randomization.perturb_observation(obs)
         if self._task_check.active:
             self._task_check.after("reset", info, obs, self.single_observation_space, self.task)
         return obs, info
@@ -241,6 +245,8 @@ class BaseEnv(gym.Env):
         self._check_open()
         if action is not None:
             action = checks.to_float_tensor("action", action, (self.num_envs, *self.single_action_space.shape), self.device)
+            if self.randomization.perturbs_actions:   # action noise: before the clip
+                action = self.randomization.perturb_action(action)
             action = torch.clamp(action, self._action_low, self._action_high)
             self.robot.apply_action(action)
         for subscriber in self._before_control_step:
@@ -256,6 +262,8 @@ class BaseEnv(gym.Env):
         info["sim_fault"] = fault                              # int8 code, faults.FAULT_NAMES
         info["fail"] = info["fail"] | (fault > 0)
         obs = self._obs.build(info)
+        if self.randomization.perturbs_observations:
+            obs = self.randomization.perturb_observation(obs)
         reward = self._reward(info)
         if self._task_check.active:
             self._task_check.after("step", info, obs, self.single_observation_space, self.task,

@@ -8,8 +8,10 @@ SimScene as create_sim_scene's object_modifiers), `after_build(parts)` once the 
 and cameras exist (runtime properties of "reconfigure" events), `before_episode(env_idx)`
 before the task initializes those envs' episodes (pool variant swaps, so the task
 places the object in play), `on_reset(env_idx)` after it (every other "reset" event),
-and `before_control_step(elapsed)`, a subscriber of BaseEnv.step's before-control-step
-point (interval events that are due).
+and `before_control_step(action)`, a subscriber of BaseEnv.step's before-control-step
+point (interval events that are due). Events of mode "step" perturb the action BaseEnv
+takes (`perturb_action`, before the clip) and the observation it returns
+(`perturb_observation`, after reset and step); BaseEnv calls them only when declared.
 Every applied event is appended to `log` (event, mode, env, step, value).
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch
 
 from robosim.randomization.events import Event, EventDraws, EventLog, merge_events, parse_events, periods_to_steps
 from robosim.randomization.rng import EVENT_BUILD, EVENT_EPISODE, EnvRandomStreams
+from robosim.randomization.step_terms import StepTerms
 from robosim.randomization.targets import DESCRIPTION_PROPERTIES, combine, resolve_target, scale_object
 from robosim.sim.building import ObjectModifier
 
@@ -51,6 +54,9 @@ class EventManager:
                           for e in self.events if e.mode == "interval"}
         self.firings = {name: torch.zeros(num_envs, dtype=torch.int64) for name in self.next_fire}
         self._targets: dict[str, Any] = {}
+        self.step_terms = StepTerms(self.events, num_envs)   # mode "step": action and observation terms
+        self.perturbs_actions = bool(self.step_terms.action)
+        self.perturbs_observations = bool(self.step_terms.observation)
 
     def __repr__(self) -> str:
         return f"EventManager({self.spec!r})"
@@ -171,6 +177,22 @@ class EventManager:
             self._apply(event, due, mask, values)
             self._record(event, due, mask, values, elapsed)
             self.next_fire[event.name][due] = elapsed[due] + self._period(event, firings, due)
+
+    # -- every step: action and observation terms ---------------------------------------
+    def bind_spaces(self, observation_space: Any, action_space: Any) -> None:
+        """Check the step events against one env's spaces (ValueError naming the event)."""
+        self.step_terms.bind(observation_space, action_space)
+
+    def perturb_action(self, action: torch.Tensor) -> torch.Tensor:
+        """A perturbed copy of action float32 (N, A) (call only when perturbs_actions)."""
+        return self.step_terms.perturb_action(action, self.streams.base_seeds, self.streams.episode,
+                                              self.elapsed_steps)
+
+    def perturb_observation(self, obs: Any) -> Any:
+        """obs with its targeted leaves replaced by perturbed copies (call only when
+        perturbs_observations)."""
+        return self.step_terms.perturb_observation(obs, self.streams.base_seeds, self.streams.episode,
+                                                   self.elapsed_steps)
 
     def get_timers(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """Copies of every interval event's (next firing step, firings so far), (N,) each."""

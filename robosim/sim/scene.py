@@ -232,9 +232,27 @@ class SimScene(SceneBuilding):
 
         return self._physx_cpu_only("collisions", "_collisions", CollisionGroups)
 
+    _wrenches = None   # robosim.sim.wrenches.Wrenches once something held a wrench
+
+    @property
+    def wrenches(self):
+        """robosim.sim.wrenches.Wrenches: constant forces/torques held on bodies, per env,
+        re-applied before every substep (physx_cpu)."""
+        from robosim.sim.wrenches import Wrenches
+
+        return self._physx_cpu_only("wrenches", "_wrenches", Wrenches)
+
+    def clear_wrenches(self, env_idx: torch.Tensor | None = None) -> None:
+        """Drop every wrench held in env_idx (all when None); nothing to do when none was
+        ever held (BaseEnv calls it on every reset, before the reset events)."""
+        if self._wrenches is not None:
+            self._wrenches.clear(env_idx)
+
     # -- stepping -------------------------------------------------------------------
     def step(self) -> None:
-        """One physics substep (1 / sim_freq s) for all envs."""
+        """One physics substep (1 / sim_freq s) for all envs (held wrenches applied first)."""
+        if self._wrenches is not None:
+            self._wrenches.apply()
         self.physx.step()
         self.read_cache.invalidate()
 
