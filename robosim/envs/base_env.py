@@ -10,15 +10,14 @@ Step schedule (ManiSkill3's BaseEnv.step contract, seed 000), in this order:
      restored, codes kept), the task (Task.after_control_step)
   -> elapsed_steps += 1 -> info = task.evaluate() -> obs -> reward
   -> terminated = success | fail, truncated = elapsed_steps >= max_episode_steps
-Both hook points run before elapsed_steps += 1: inside them elapsed_steps counts the
-control steps the episode finished before this one. A subscriber with nothing to do is
-left out of the list once, at build time (a task that does not override a hook, an env
-with no interval event), so it costs nothing per step.
-Every returned tensor has leading dim N = num_envs and lives on `env.device`. The env
-never resets itself: vector wrappers (robosim.vector) add autoreset.
-
-Construction builds the scene into one EnvParts (robosim.envs.parts) and hands it to
-the stages that read the scene; BaseEnv is a BatchedEnv (robosim.envs.protocol).
+Both hook points run before elapsed_steps += 1 (inside them it counts the steps done
+before this one). A subscriber with nothing to do (a task that does not override a hook,
+no interval event) is left out of the lists at build time: it costs nothing per step.
+Action / observation terms of mode "step" (robosim.randomization) perturb the action
+before the clip and the obs after it is built, only when declared. Every returned
+tensor has leading dim N = num_envs and lives on `env.device`; the env never resets
+itself (robosim.vector adds autoreset). The build makes one EnvParts (robosim.envs.parts)
+for the stages that read the scene; BaseEnv is a BatchedEnv (robosim.envs.protocol).
 """
 from __future__ import annotations
 
