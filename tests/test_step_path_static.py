@@ -22,11 +22,12 @@ HOST_COPIES = {"item", "tolist", "numpy", "cpu"}
 STEP_PATH = [
     ("robosim/envs/base_env.py", "BaseEnv", ["step", "_evaluate", "_reward"]),
     ("robosim/envs/observations.py", "ObservationBuilder", ["build"]),
-    ("robosim/envs/faults.py", "FaultMonitor", ["before_physics", "after_physics"]),
+    ("robosim/envs/faults.py", "FaultMonitor", ["before_control_step", "after_control_step"]),
     ("robosim/agents/robot.py", "Robot", ["apply_action", "tcp_pose", "gripper_width"]),
 ]
 CONTROLLER_FILE = "robosim/agents/controllers.py"
-TASK_HOOKS = ["evaluate", "dense_reward", "sparse_reward", "task_observations", "achieved_goal", "desired_goal"]
+TASK_HOOKS = ["evaluate", "dense_reward", "sparse_reward", "task_observations", "achieved_goal", "desired_goal",
+              "before_control_step", "after_control_step"]
 
 
 def host_copies(func: ast.AST) -> list[str]:

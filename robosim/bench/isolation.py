@@ -71,13 +71,12 @@ def measure_fault_check_cost(task_id: str = "PickCube-v1", num_envs: Sequence[in
         try:
             low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
             actions = low + torch.rand(steps, n, len(low), generator=torch.Generator().manual_seed(0)) * (high - low)
-            zeros = torch.zeros(n, dtype=torch.int8)
-            hooks = {"with_check": (env._faults.before_physics, env._faults.after_physics),
-                     "without_check": (lambda: None, lambda: zeros)}
+            hooks = {"with_check": (env._faults.before_control_step, env._faults.after_control_step),
+                     "without_check": (lambda action: None, lambda: None)}
             rates: dict[str, list[float]] = {k: [] for k in hooks}
             for r in range(repeats):
                 for label, (before, after) in hooks.items():
-                    env._faults.before_physics, env._faults.after_physics = before, after
+                    env._faults.before_control_step, env._faults.after_control_step = before, after
                     env.reset(seed=r)
                     start = time.perf_counter()
                     for t in range(steps):

@@ -37,7 +37,6 @@ import torch
 
 from robosim.randomization import builtin_terms  # noqa: F401  (registers the built-in terms)
 from robosim.randomization.distributions import Distribution
-from robosim.randomization.rng import BatchRandom, mix
 from robosim.randomization.terms import MODES, OPERATIONS, TARGET_KINDS, Term, get_term, term_names
 
 NAMED_KINDS = ("object", "articulation", "camera", "pool")   # target 'KIND:NAME'
@@ -146,16 +145,11 @@ def merge_events(defaults: dict[str, dict], user: dict[str, Any] | None) -> dict
 
 
 class EventDraws:
-    """Per-env random streams of one event: keys mix(seed_i, EVENT_STREAM, name, phase, count, j)."""
-
-    BUILD, EPISODE = 1, 2
+    """The key that names one event's random streams (robosim.randomization.rng's
+    EnvRandomStreams.event draws them)."""
 
     def __init__(self, event: Event):
         self.hash = _name_hash(event.name)
-
-    def rng(self, seeds: torch.Tensor, phase: int, counts: torch.Tensor, firing: torch.Tensor | int,
-            slot: int) -> BatchRandom:
-        return BatchRandom(mix(seeds, EVENT_STREAM, self.hash, phase, counts, firing, slot))
 
 
 def parse_events(specs: dict[str, Any]) -> list[Event]:

@@ -185,14 +185,12 @@ class EventManager:
 
     def perturb_action(self, action: torch.Tensor) -> torch.Tensor:
         """A perturbed copy of action float32 (N, A) (call only when perturbs_actions)."""
-        return self.step_terms.perturb_action(action, self.streams.base_seeds, self.streams.episode,
-                                              self.elapsed_steps)
+        return self.step_terms.perturb_action(action, self.streams, self.elapsed_steps)
 
     def perturb_observation(self, obs: Any) -> Any:
         """obs with its targeted leaves replaced by perturbed copies (call only when
         perturbs_observations)."""
-        return self.step_terms.perturb_observation(obs, self.streams.base_seeds, self.streams.episode,
-                                                   self.elapsed_steps)
+        return self.step_terms.perturb_observation(obs, self.streams, self.elapsed_steps)
 
     def get_timers(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """Copies of every interval event's (next firing step, firings so far), (N,) each."""

@@ -15,6 +15,7 @@ import gymnasium as gym
 import torch
 
 from robosim.randomization.events import Event, EventDraws
+from robosim.randomization.rng import EVENT_EPISODE, EnvRandomStreams
 from robosim.randomization.targets import StreamTarget
 
 
@@ -45,41 +46,39 @@ class StepTerms:
                 self._dists[(event.name, path)] = event.dist.widened(f"randomization[{event.name!r}]['dist']",
                                                                      width)
 
-    def _perturb(self, event: Event, tensor: torch.Tensor, path: str, leaf: int, seeds: torch.Tensor,
-                 episodes: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
-        draws, idx = self._draws[event.name], self._all
-        seeds, episodes, steps = seeds.cpu(), episodes.cpu(), steps.cpu().to(torch.int64)
+    def _perturb(self, event: Event, tensor: torch.Tensor, path: str, leaf: int, streams: EnvRandomStreams,
+                 steps: torch.Tensor) -> torch.Tensor:
+        key, idx = self._draws[event.name].hash, self._all
+        steps = steps.cpu().to(torch.int64)
         mask = torch.ones(self.num_envs, dtype=torch.bool)
         if event.envs is not None:
             mask &= torch.isin(idx, torch.tensor(event.envs, dtype=torch.int64))
         if event.probability < 1.0:
-            mask &= draws.rng(seeds, EventDraws.EPISODE, episodes, steps, 2 * leaf).uniform(0.0, 1.0) \
-                < event.probability
+            mask &= streams.event(key, EVENT_EPISODE, idx, steps, 2 * leaf).uniform(0.0, 1.0) < event.probability
         rows = torch.nonzero(mask).flatten()
         shape = tensor.shape
         target = self._targets[event.name]
         target.tensor = tensor.reshape(shape[0], -1).clone()
         if len(rows):
-            values = self._dists[(event.name, path)].sample(draws.rng(seeds, EventDraws.EPISODE, episodes, steps,
-                                                                      2 * leaf + 1))
+            values = self._dists[(event.name, path)].sample(streams.event(key, EVENT_EPISODE, idx, steps,
+                                                                          2 * leaf + 1))
             event.term.fn(target, event, rows, values[rows].to(tensor.device))
         return target.tensor.reshape(shape)
 
-    def perturb_action(self, action: torch.Tensor, seeds: torch.Tensor, episodes: torch.Tensor,
-                       steps: torch.Tensor) -> torch.Tensor:
-        """action float32 (N, A) -> a perturbed copy (the input is not changed). steps: int
-        (N,) control steps each env has done in its episode."""
+    def perturb_action(self, action: torch.Tensor, streams: EnvRandomStreams, steps: torch.Tensor) -> torch.Tensor:
+        """action float32 (N, A) -> a perturbed copy (the input is not changed). streams:
+        the env's random streams; steps: int (N,) control steps each env has done in its
+        episode."""
         for event in self.action:
-            action = self._perturb(event, action, "", 0, seeds, episodes, steps)
+            action = self._perturb(event, action, "", 0, streams, steps)
         return action
 
-    def perturb_observation(self, obs: Any, seeds: torch.Tensor, episodes: torch.Tensor,
-                            steps: torch.Tensor) -> Any:
+    def perturb_observation(self, obs: Any, streams: EnvRandomStreams, steps: torch.Tensor) -> Any:
         """obs (a tensor or a dict tree of (N, ...) tensors) -> the same structure with the
         named float leaves replaced by perturbed copies (the input is not changed)."""
         for event in self.observation:
             for leaf, path in enumerate(self._targets[event.name].paths):
-                obs = _replace(obs, path, self._perturb(event, _get(obs, path), path, leaf, seeds, episodes, steps))
+                obs = _replace(obs, path, self._perturb(event, _get(obs, path), path, leaf, streams, steps))
         return obs
 
 

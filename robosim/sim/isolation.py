@@ -118,6 +118,8 @@ class IsolatedSimScene(SimScene):
 
     def step(self) -> None:
         """One physics substep (1 / sim_freq s) of every env's own system."""
+        if self._wrenches is not None:
+            self._wrenches.apply()
         for system in self.systems:
             system.step()
         self.read_cache.invalidate()
