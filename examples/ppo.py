@@ -65,7 +65,7 @@ class Args:
     gae_lambda: float = arg(0.95, "GAE lambda")
     clip: float = arg(0.2, "surrogate clipping coefficient")
     ent_coef: float = arg(0.0, "entropy bonus coefficient")
-    target_kl: float | None = arg(None, "stop an update's epochs once approx_kl exceeds this (default: off)", type=float)
+    target_kl: float | None = arg(None, "stop an update's epochs once approx_kl > this (default: off)", type=float)
     hidden: int = arg(128, "hidden units of both MLPs")
     reward_mode: str = arg("dense", "the task's reward mode")
     eval_every: int = arg(10_000, "env steps between evaluations")
@@ -75,6 +75,7 @@ class Args:
     profile: bool = arg(False, "print and write <out>/profile.json: median seconds per iteration of env "
                         "stepping, policy inference and update", action="store_true")
     video_every: int = arg(0, "record a 16-env evaluation clip to <out>/videos every K iterations (0: never)")
+    video_size: int = arg(128, "pixels per side of each env's tile in the clips")
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -95,6 +96,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     for name in ("num_envs", "total_steps", "num_steps", "epochs", "minibatches", "eval_every", "eval_episodes"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.video_size < 16:
+        p.error(f"--video-size must be >= 16 pixels, got {args.video_size}")
     if args.video_every < 0:
         p.error(f"--video-every must be >= 0 (0: no videos), got {args.video_every}")
     if args.target_kl is not None and not args.target_kl > 0:
@@ -173,9 +176,10 @@ def main(argv: list[str] | None = None) -> dict:
     venv = robosim.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep", **env_kwargs)
     envs = NormalizeVecEnv(venv, norm_obs=True, norm_rew=True, gamma=args.gamma)
     eval_env = robosim.make(args.task, num_envs=min(16, args.eval_episodes), **env_kwargs)
-    video_env = robosim.make(args.task, num_envs=16, render_mode="rgb_array", **env_kwargs) if args.video_every else None
+    video_env = robosim.make(args.task, num_envs=16, render_mode="rgb_array", render_size=(args.video_size,) * 2,
+                             **env_kwargs) if args.video_every else None
     space = venv.single_observation_space
-    obs_dim = sum(int(torch.tensor(s.shape).prod()) for s in (space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]))
+    obs_dim = gym.spaces.flatdim(space)   # the width of flatten_obs(obs)
     act_low = torch.as_tensor(venv.single_action_space.low)
     act_high = torch.as_tensor(venv.single_action_space.high)
 
@@ -276,10 +280,9 @@ def main(argv: list[str] | None = None) -> dict:
             advantages, returns = compute_gae(rewards, values, next_values, terminated, truncated,
                                               args.gamma, args.gae_lambda)
             keep = valid.reshape(-1)
-            b_obs, b_actions, b_logprobs = obs.reshape(batch, -1)[keep], actions.reshape(batch, -1)[keep], \
-                logprobs.reshape(-1)[keep]
-            b_advantages, b_returns, b_values = advantages.reshape(-1)[keep], returns.reshape(-1)[keep], \
-                values.reshape(-1)[keep]
+            b_obs, b_actions = obs.reshape(batch, -1)[keep], actions.reshape(batch, -1)[keep]
+            b_logprobs, b_values = logprobs.reshape(-1)[keep], values.reshape(-1)[keep]
+            b_advantages, b_returns = advantages.reshape(-1)[keep], returns.reshape(-1)[keep]
 
             # update: clipped-surrogate epochs over shuffled minibatches of the valid rows
             t0 = time.perf_counter()
@@ -328,8 +331,8 @@ def main(argv: list[str] | None = None) -> dict:
                 t0 = time.perf_counter()
                 record_video(iteration)
                 timed("video", t0)
-            profile.append({"env": seconds["step"] - seconds["sample"], "policy": seconds["sample"] + seconds["values"],
-                            "update": seconds["update"], **{k: seconds[k] for k in ("iteration", "video") if k in seconds}})
+            profile.append({"env": seconds.pop("step") - seconds["sample"],   # collector.step less the policy call
+                            "policy": seconds.pop("sample") + seconds.pop("values"), **seconds})
 
     actor = deterministic_actor()
     success, ret = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
@@ -353,15 +356,16 @@ def main(argv: list[str] | None = None) -> dict:
 
 def write_profile(path: str, iterations: list[dict[str, float]], video_every: int, wall_s: float) -> dict:
     """Median seconds per training iteration of env stepping, policy inference (sampling
-    and bootstrap values) and update, their fractions of the median iteration, and with
-    videos the median clip and its share of training time; printed and written to path."""
+    and bootstrap values) and update, and their fractions of the median iteration; with
+    videos every clip's seconds and overhead_fraction = median clip / (video_every x median
+    iteration). wall_s: the whole run, evaluations included. Printed and written to path."""
     median = {k: statistics.median(it[k] for it in iterations) for k in ("env", "policy", "update", "iteration")}
     doc = {"iterations": len(iterations), "torch_threads": torch.get_num_threads(),
            "load_1min_at_end": os.getloadavg()[0], "wall_s": wall_s, "median_s": median,
            "fraction_of_iteration": {k: median[k] / median["iteration"] for k in ("env", "policy", "update")}}
     clips = [it["video"] for it in iterations if "video" in it]
     if clips:
-        doc["video"] = {"clips": len(clips), "every": video_every, "median_clip_s": statistics.median(clips),
+        doc["video"] = {"every": video_every, "clip_s": clips, "median_clip_s": statistics.median(clips),
                         "overhead_fraction": statistics.median(clips) / (video_every * median["iteration"])}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)

@@ -80,7 +80,7 @@ def test_profile_and_video_every_write_their_files(ppo, tmp_path):
     parts = profile["fraction_of_iteration"]
     assert set(parts) == {"env", "policy", "update"}
     assert all(0 <= f <= 1 for f in parts.values())   # each part is within its iteration
-    assert profile["video"]["clips"] == 2 and profile["video"]["every"] == 4
+    assert len(profile["video"]["clip_s"]) == 2 and profile["video"]["every"] == 4
     assert sorted(os.listdir(out / "videos")) == ["iter00004.mp4", "iter00008.mp4"]
     for name in ("iter00004.mp4", "iter00008.mp4"):
         assert mp4_is_complete(str(out / "videos" / name))
