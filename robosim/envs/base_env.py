@@ -340,7 +340,7 @@ class BaseEnv(gym.Env):
         """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym).
 
         The snapshot holds get_state() and what get_state does not: elapsed_steps, the
-        interval-event timers and the episode counters. It is also written back: PhysX
+        interval-event timers, held wrenches and the episode counters. It is also written back: PhysX
         keeps solver state that get_state cannot read and every write resets, so only
         then do the run after save_state and the run after restore_state start alike
         (bit for bit with physics_isolation="separate"; docs/reliability.md)."""
@@ -348,7 +348,8 @@ class BaseEnv(gym.Env):
         state = self.get_state().clone()
         self.set_state(state)
         self._saved_states[state_id] = (state, self.elapsed_steps.clone(), self.randomization.get_timers(),
-                                        self._rng.base_seeds.clone(), self._rng.episode.clone())
+                                        self._rng.base_seeds.clone(), self._rng.episode.clone(),
+                                        self.sim.wrench_snapshot())
         self._next_state_id += 1
         return state_id
 
@@ -356,8 +357,9 @@ class BaseEnv(gym.Env):
         """Put every env back to snapshot `state_id` (physics, task, elapsed_steps, timers)."""
         if isinstance(state_id, bool) or state_id not in self._saved_states:
             raise ValueError(f"state_id must be an id returned by save_state, got {state_id!r}")
-        state, elapsed, timers, seeds, episodes = self._saved_states[state_id]
+        state, elapsed, timers, seeds, episodes, wrenches = self._saved_states[state_id]
         self.set_state(state)
+        self.sim.restore_wrenches(wrenches)
         self.elapsed_steps.copy_(elapsed)
         self.randomization.set_timers(timers)
         self._rng.base_seeds.copy_(seeds)

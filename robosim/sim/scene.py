@@ -248,6 +248,17 @@ class SimScene(SceneBuilding):
         if self._wrenches is not None:
             self._wrenches.clear(env_idx)
 
+    def wrench_snapshot(self) -> dict | None:
+        """A copy of every held wrench (None when none was ever held), for restore_wrenches."""
+        return None if self._wrenches is None else self._wrenches.snapshot()
+
+    def restore_wrenches(self, snapshot: dict | None) -> None:
+        """Hold exactly the wrenches of a wrench_snapshot (none for None)."""
+        if snapshot is None:
+            self.clear_wrenches()
+        else:
+            self.wrenches.restore(snapshot)
+
     # -- stepping -------------------------------------------------------------------
     def step(self) -> None:
         """One physics substep (1 / sim_freq s) for all envs (held wrenches applied first)."""

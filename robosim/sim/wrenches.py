@@ -48,6 +48,15 @@ class Wrenches:
             else:
                 table[torch.as_tensor(env_idx, dtype=torch.int64).cpu()] = 0.0
 
+    def snapshot(self) -> dict[str, torch.Tensor]:
+        """{view name: float32 (N, 6)} copies of the held wrenches (save_state)."""
+        return {name: table.clone() for name, (_, table) in self._held.items()}
+
+    def restore(self, snapshot: dict[str, torch.Tensor]) -> None:
+        """Hold exactly the wrenches of `snapshot` (views held since are cleared)."""
+        for name, (_, table) in self._held.items():
+            table.copy_(snapshot[name]) if name in snapshot else table.zero_()
+
     def apply(self) -> None:
         """Give PhysX every non-zero held wrench for the coming substep."""
         for view, table in self._held.values():

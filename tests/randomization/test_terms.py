@@ -134,3 +134,30 @@ def test_register_term_refuses_bad_declarations():
         register_term("x", kinds=("object",), modes=("sometimes",))
     with pytest.raises(ValueError, match="dim must be"):
         register_term("x", kinds=("object",), dim=0)
+
+
+def test_restore_brings_back_the_held_wrench():
+    """An interval push held when save_state ran is held again after restore_state, so the
+    continuation repeats bit for bit (separate isolation)."""
+    env = robosim.make("PickCube-v1", num_envs=2, physics_isolation="separate", randomization={
+        "shove": {"mode": "interval", "target": "object:cube", "property": "external_force",
+                  "dist": {"uniform": [[-0.3, -0.3, 0, 0, 0, 0], [0.3, 0.3, 0, 0, 0, 0]]},
+                  "period_s": {"uniform": [0.1, 0.2]}}})
+    try:
+        env.reset(seed=4)
+        for _ in range(6):                            # periods are 2-4 control steps
+            env.step(None)
+        cube = env.sim.actors["cube"]
+        held = env.sim.wrenches.get(cube)
+        assert (held != 0).any()                      # a push fired and is held
+        sid = env.save_state()
+        runs = []
+        for _ in range(2):
+            env.restore_state(sid)
+            assert torch.equal(env.sim.wrenches.get(cube), held)
+            for _ in range(4):
+                env.step(None)
+            runs.append(env.get_state().clone())
+        assert torch.equal(runs[0], runs[1])
+    finally:
+        env.close()
