@@ -66,6 +66,20 @@ def test_writing_tasks_event_example_runs():
         env.close()
 
 
+def test_writing_tasks_term_example_runs():
+    example = [b for b in python_blocks(GUIDE) if "register_term" in b]
+    assert len(example) == 1
+    namespace: dict = {}
+    exec(compile(example[0], "writing-tasks.md", "exec"), namespace)
+    env = namespace["env"]
+    try:
+        bias = namespace["obs"]["agent"]["qpos"] - env.robot.view.qpos()
+        assert bias.shape == (4, env.robot.view.qpos().shape[1])
+        assert (bias != 0).all() and bias.abs().max() < 0.1           # normal(0, 0.01) draws
+    finally:
+        env.close()
+
+
 def test_using_guide_walkthrough_runs():
     usage = [b for b in python_blocks(os.path.join(ROOT, "docs", "using.md")) if b.startswith("import robosim, torch")]
     assert len(usage) == 1, "docs/using.md's walk-through moved or changed its first line"
