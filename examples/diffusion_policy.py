@@ -35,7 +35,7 @@ from bc import Normalizer, check_positive, fit, learner_parser, mlp, run_eval, s
 
 from robosim.core.atomic import write_bytes_atomic  # noqa: E402
 from robosim.rollout import flatten_obs  # noqa: E402
-from robosim.rollout.checkpoint import ENV_VAR, env_layout  # noqa: E402
+from robosim.rollout.checkpoint import ENV_VAR, check_layout, env_layout  # noqa: E402
 
 FORMAT = "robosim-diffusion-policy-v1"
 TRAIN_STEPS = 100
@@ -176,8 +176,6 @@ def from_env_var(env) -> ChunkedPolicy:
     """Policy factory for `robosim eval --policy examples.diffusion_policy:from_env_var`:
     the checkpoint named by ROBOSIM_POLICY (ValueError when it is not one, or was trained
     on another task, robot, control mode or observation layout)."""
-    import json
-
     path = os.environ.get(ENV_VAR)
     if not path or not os.path.isfile(path):
         raise ValueError(f"the environment variable {ENV_VAR} must name a diffusion policy checkpoint, got {path!r}")
@@ -188,9 +186,7 @@ def from_env_var(env) -> ChunkedPolicy:
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         got = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise ValueError(f"{ENV_VAR} {path!r} must have format {FORMAT!r}, got {got!r}")
-    here = json.loads(json.dumps(env_layout(env)))
-    if json.loads(json.dumps(ckpt["layout"])) != here:
-        raise ValueError(f"{ENV_VAR} {path!r} was trained on {ckpt['layout']}, but the env is {here}")
+    check_layout(ckpt["layout"], env, f"{ENV_VAR} {path!r}")
     model = DiffusionPolicy(torch.zeros(2, ckpt["obs_dim"]), torch.zeros(2, ckpt["action_dim"]), ckpt["config"])
     model.load_state_dict(ckpt["state_dict"])
     return ChunkedPolicy(env, model.eval())

@@ -22,11 +22,7 @@ FORMER_NAMES = {"_write_atomic", "_save_atomic", "_FixedAxisRotation", "_umask",
 # Copies that live in files other helpers are rewriting while this test lands; the
 # integrator switches them to robosim.core and deletes the entry. An entry whose copy is
 # gone fails test_pending_copies_are_still_there, so this list can only shrink.
-PENDING = {
-    ("robosim/envs/observations.py", "flatten_obs"),      # -> robosim.core.tree.flatten_obs (same order)
-    ("robosim/rollout/checkpoint.py", "flatten_obs"),     # -> robosim.core.tree.flatten_obs (sorted -> insertion)
-    ("robosim/distributed/sharding.py", "to_numpy_tree"),  # -> robosim.core.tree.to_numpy_tree (identical)
-}
+PENDING: set[tuple[str, str]] = set()
 
 # Renames outside robosim/core/atomic.py, each with its reason.
 RENAME_EXEMPT = {

@@ -222,7 +222,6 @@ def _header(info: dict, task: str | None, robot: str | None, arg: str) -> tuple[
     """(trajectory header, env for final states or None) of a dataset: from its robosim
     entry, else built from task/robot. ValueError when task or robot contradicts it."""
     import robosim
-    from robosim.record.wrapper import env_header
 
     meta = info.get("robosim")
     if isinstance(meta, dict):
@@ -242,7 +241,7 @@ def _header(info: dict, task: str | None, robot: str | None, arg: str) -> tuple[
     if robot is not None and robot_type not in (None, robot):
         raise ValueError(f"robot must be the dataset's robot_type {robot_type!r}, got {robot!r} for {arg}")
     env = robosim.make(task, num_envs=1, robot=robot or robot_type, physics_isolation="separate")
-    return env_header(env), env
+    return env.header(), env
 
 
 def _check_feature(info: dict, name: str, size: int, what: str, arg: str) -> None:

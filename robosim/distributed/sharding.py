@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from robosim.vector import tree
+from robosim.core.tree import leading_dims, to_numpy_tree, tree_map  # noqa: F401  (to_numpy_tree: for worker.py)
+from robosim.vector.tree import masked_info
 
 # SAME_STEP keys that only a shard with an ending env emits (see BatchedVectorEnv)
 FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")
@@ -46,16 +47,11 @@ def split_envs(num_envs: int, workers: int) -> list[Shard]:
     return shards
 
 
-def to_numpy_tree(value: Any) -> Any:
-    """torch leaves -> numpy (CPU) for the trip through Ray's object store."""
-    return tree.tree_map(lambda x: x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, value)
-
-
 def to_torch_tree(value: Any) -> Any:
     """numpy leaves -> torch (zero-copy where the array is writable)."""
     def convert(x):
         return torch.from_numpy(x if x.flags.writeable else x.copy()) if isinstance(x, np.ndarray) else x
-    return tree.tree_map(convert, value)
+    return tree_map(convert, value)
 
 
 def concat_trees(parts: list[Any]) -> Any:
@@ -109,7 +105,7 @@ def _leaves(value: Any):
 
 
 def _zeros_tree(template: Any, rows: int) -> Any:
-    return tree.tree_map(lambda x: torch.zeros((rows, *x.shape[1:]), dtype=x.dtype), template)
+    return tree_map(lambda x: torch.zeros((rows, *x.shape[1:]), dtype=x.dtype), template)
 
 
 def fill_final_keys(obs: Any, info: dict) -> dict:
@@ -117,11 +113,11 @@ def fill_final_keys(obs: Any, info: dict) -> dict:
     single-process env would hold there: the current obs and info, masks all False."""
     if "final_obs" in info:
         return info
-    n = int(next(iter(tree.leading_dims(obs))))
+    n = int(next(iter(leading_dims(obs))))
     none = torch.zeros(n, dtype=torch.bool)
     info = dict(info)
     info["final_obs"], info["_final_obs"] = obs, none
-    info["final_info"], info["_final_info"] = tree.masked_info(info_without_final(info), none), none.clone()
+    info["final_info"], info["_final_info"] = masked_info(info_without_final(info), none), none.clone()
     return info
 
 

@@ -23,6 +23,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from robosim.core.tree import flatten_obs, tree_map
+
 if TYPE_CHECKING:
     from robosim.envs.parts import EnvParts
     from robosim.envs.task import Task
@@ -33,17 +35,12 @@ CAMERA_OBS_MODES = (*IMAGE_OBS_KINDS, "pointcloud")
 OBS_MODES = ("state", "state_dict", "none", *CAMERA_OBS_MODES)
 
 
-def flatten_obs(tree: dict[str, Any]) -> torch.Tensor:
-    """Concatenate the leaves of a nested dict of (N, k) tensors in insertion order."""
-    leaves = []
-    for value in tree.values():
-        leaves.append(flatten_obs(value) if isinstance(value, dict) else value.reshape(value.shape[0], -1))
-    return torch.cat(leaves, dim=1)
-
-
 def _space_of(value: Any) -> gym.spaces.Space:
+    """The single-env space of one env's obs tree; Dict spaces keep the obs's key order
+    (sort_keys=False: gymnasium would sort a plain dict's keys), so iterating a space
+    walks its observations in the order robosim.core.tree.flatten_obs concatenates."""
     if isinstance(value, dict):
-        return gym.spaces.Dict({k: _space_of(v) for k, v in value.items()})
+        return gym.spaces.Dict({k: _space_of(v) for k, v in value.items()}, sort_keys=False)
     shape = tuple(value.shape[1:])
     if value.dtype == torch.uint8:
         return gym.spaces.Box(0, 255, shape, dtype=np.uint8)
@@ -95,10 +92,4 @@ class ObservationBuilder:
     def single_space(self) -> gym.spaces.Space:
         """Space of one env's obs, from the shapes of a freshly built batch (calls
         task.evaluate() once, then builds an obs from its info)."""
-        return _space_of(_first_row(self.build(self.task.evaluate())))
-
-
-def _first_row(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {k: _first_row(v) for k, v in obs.items()}
-    return obs[:1]
+        return _space_of(tree_map(lambda x: x[:1], self.build(self.task.evaluate())))

@@ -28,9 +28,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-# quat_yaw, wrap_angle and yaw_quat belong to the scripted-solution API (docs/writing-tasks.md)
-from robosim.core.rotations import (axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw,  # noqa: F401
-                                    rotation_log, wrap_angle, yaw_quat)
+from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log, wrap_angle
 
 if TYPE_CHECKING:
     from robosim.envs.base_env import BaseEnv

@@ -11,7 +11,6 @@ so exactly `episodes` episodes are measured and longer episodes are not censored
 """
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,24 +18,14 @@ from typing import Any, Callable
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.core.registry import import_object
 from robosim.envs.protocol import BatchedEnvCore
 from robosim.vector.episode_tracker import EpisodeTracker
 
 
 def load_policy_factory(spec: str) -> Callable:
     """"package.module:callable" -> the callable (raises ValueError naming the problem)."""
-    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
-        raise ValueError(f"policy must look like 'module:callable', got {spec!r}")
-    module_name, attr = spec.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise ValueError(f"policy module {module_name!r} cannot be imported: {err}") from None
-    factory = module
-    for part in attr.split("."):
-        if not hasattr(factory, part):
-            raise ValueError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}")
-        factory = getattr(factory, part)
+    factory = import_object(spec, "policy", example="module:callable")
     if not callable(factory):
         raise ValueError(f"policy {spec!r} must name a callable, got {type(factory).__name__}")
     return factory

@@ -5,8 +5,7 @@ A reader never sees a half-written or broken file under the final name:
   h5py) fills; `commit()` finishes the writer and renames it. If finishing fails (full
   disk, broken pipe, deleted directory) the temporary file is deleted and the error is
   raised: nothing appears under the final name.
-- A complete byte string: `robosim.core.atomic.write_bytes_atomic` (the one atomic
-  write; re-exported here for callers that still import it from robosim.record.files).
+- A complete byte string: `robosim.core.atomic.write_bytes_atomic` (the one atomic write).
 - `OutputLock` claims a final path for one writer (`.NAME.lock` beside it, flock'ed):
   a second writer to the same path, in this or another process, is refused at start
   with a ValueError naming the path and the process that holds it, instead of both
@@ -26,7 +25,6 @@ import weakref
 from typing import Callable
 
 from robosim.core.atomic import current_umask, make_temp_beside, replace_into_place, unlink_quietly
-from robosim.core.atomic import write_bytes_atomic  # noqa: F401  (re-export, see the docstring)
 
 
 def check_output_path(arg: str, path: str, suffixes: tuple[str, ...]) -> str:

@@ -28,11 +28,6 @@ from robosim.record.trajectory import Episode, TrajectoryWriter
 from robosim.record.video import VideoWriter
 
 
-def env_header(env: BatchedEnv) -> dict[str, Any]:
-    """Root attributes of a trajectory file: how to rebuild this env (env.header())."""
-    return env.header()
-
-
 class _Running:
     """Buffers of one env's running episode."""
 

@@ -16,8 +16,9 @@ from typing import Any, Callable
 import gymnasium as gym
 import torch
 
+from robosim.core.atomic import write_bytes_atomic
+from robosim.core.tree import flatten_obs, leaf_items
 from robosim.envs.protocol import BatchedEnv, check_env, checked_device
-from robosim.record.files import write_bytes_atomic
 from robosim.vector.autoreset import BatchedVectorEnv
 
 FORMAT = "robosim-policy-v1"
@@ -25,22 +26,21 @@ ENV_VAR = "ROBOSIM_POLICY"
 
 
 def flatten_space_keys(space: gym.Space, prefix: str = "") -> list[tuple[str, list[int]]]:
-    """[(path, shape)] of every Box leaf of a (Dict) space, keys sorted at every level."""
+    """[(path, shape)] of every Box leaf of a (Dict) space, in the space's own key order
+    at every level: for an env's observation space (its Dict spaces keep the obs's key
+    order) the order flatten_obs concatenates that env's observations in."""
     if isinstance(space, gym.spaces.Dict):
         out: list[tuple[str, list[int]]] = []
-        for key in sorted(space.spaces):
-            out += flatten_space_keys(space.spaces[key], f"{prefix}{key}/")
+        for key, sub in space.spaces.items():
+            out += flatten_space_keys(sub, f"{prefix}{key}/")
         return out
     return [(prefix.rstrip("/") or "obs", [int(d) for d in space.shape])]
 
 
-def flatten_obs(obs: Any) -> torch.Tensor:
-    """obs tree with leading dim N -> float32 (N, D), leaves concatenated with keys sorted
-    at every level (the order of flatten_space_keys)."""
-    if isinstance(obs, dict):
-        return torch.cat([flatten_obs(obs[k]) for k in sorted(obs)], dim=1)
-    obs = torch.as_tensor(obs)
-    return obs.reshape(obs.shape[0], -1).float()
+def obs_paths(obs: Any) -> list[str]:
+    """The leaf paths of an observation in the order flatten_obs concatenates them, named
+    as flatten_space_keys names them ("obs" for a single tensor)."""
+    return [path or "obs" for path, _ in leaf_items(obs)]
 
 
 def _batched_env(env: Any) -> BatchedEnv:
@@ -58,6 +58,25 @@ def env_layout(env: Any) -> dict[str, Any]:
     return {"task": header["task_id"], "robot": header["env_kwargs"]["robot"], "control_mode": header["control_mode"],
             "obs": flatten_space_keys(env.single_observation_space),
             "action_dim": int(env.single_action_space.shape[0])}
+
+
+def check_layout(trained: dict[str, Any], env: Any, source: str) -> None:
+    """ValueError naming `source` when the layout a policy was trained on (env_layout of
+    its training env, as saved) differs from `env`'s. Observation leaves that are all
+    there but in another order get their own error naming both orders: a checkpoint
+    saved when flatten_obs sorted dict keys must not run on reordered inputs."""
+    trained, here = json.loads(json.dumps(trained)), json.loads(json.dumps(env_layout(env)))
+    if trained == here:
+        return
+    saved_obs, env_obs = trained.get("obs"), here["obs"]
+    if saved_obs != env_obs and isinstance(saved_obs, list) and sorted(saved_obs) == sorted(env_obs):
+        raise ValueError(f"{source} concatenates its observation leaves in the order "
+                         f"{[name for name, _ in saved_obs]}, but flatten_obs concatenates this env's in the order "
+                         f"{[name for name, _ in env_obs]} (checkpoints saved when flatten_obs sorted dict keys "
+                         f"differ wherever an obs dict is not in sorted order); retrain or re-save the policy")
+    diff = {k: (trained.get(k), here.get(k)) for k in set(trained) | set(here) if trained.get(k) != here.get(k)}
+    raise ValueError(f"{source} was trained on {trained}, but the env is {here}; "
+                     f"differences (checkpoint, env): {diff}")
 
 
 def save_policy(path: str | os.PathLike, actor: torch.nn.Module, env: Any, extra: dict | None = None) -> None:
@@ -93,15 +112,15 @@ def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tens
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} is not a robosim policy ({err})") from None
     if meta.get("format") != FORMAT:
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} must have format {FORMAT!r}, got {meta.get('format')!r}")
-    trained, here = meta["layout"], json.loads(json.dumps(env_layout(env)))
-    if trained != here:
-        diff = {k: (trained.get(k), here.get(k)) for k in set(trained) | set(here) if trained.get(k) != here.get(k)}
-        raise ValueError(f"policy checkpoint {os.fspath(path)!r} was trained on {trained}, but the env is {here}; "
-                         f"differences (checkpoint, env): {diff}")
+    check_layout(meta["layout"], env, f"policy checkpoint {os.fspath(path)!r}")
     device = checked_device(env)
     module = module.to(device)
+    expected = [name for name, _ in meta["layout"]["obs"]]
 
     def policy(obs: Any) -> torch.Tensor:
+        if isinstance(obs, dict) and obs_paths(obs) != expected:
+            raise ValueError(f"obs must have the leaves {expected} in that order (the policy's inputs), "
+                             f"got {obs_paths(obs)}")
         with torch.no_grad():
             return module(flatten_obs(obs).to(device))
 

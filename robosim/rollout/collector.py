@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.core.tree import write_rows
 from robosim.envs.protocol import checked_device
 from robosim.rollout.gae import compute_gae
 from robosim.rollout.memory import check_fits, tree_nbytes
@@ -43,15 +44,6 @@ def space_layout(space: gym.Space, lead: tuple[int, ...], prefix: str = "obs") -
             out.update(space_layout(s, lead, f"{prefix}/{k}"))
         return out
     return {prefix: (lead + tuple(space.shape), torch.from_numpy(np.zeros(0, space.dtype)).dtype)}
-
-
-def write_row(buffers: Any, t: int, value: Any) -> None:
-    """buffers[t] = value over a tree of tensors."""
-    if isinstance(buffers, dict):
-        for k in buffers:
-            write_row(buffers[k], t, value[k])
-    else:
-        buffers[t] = value
 
 
 @dataclass
@@ -227,7 +219,7 @@ class RolloutCollector:
         for t in range(T):
             tr = self.step(policy)
             has_values = tr.value is not None if has_values is None else has_values
-            write_row(self._obs_buf, t, tr.obs)
+            write_rows(self._obs_buf, t, tr.obs)
             self._act_buf[t] = tr.action
             self._f["rewards"][t] = tr.reward
             self._b["terminated"][t], self._b["truncated"][t], self._b["valid"][t] = (

@@ -13,24 +13,11 @@ from typing import Any, Callable
 import gymnasium as gym
 import torch
 
+from robosim.core.tree import tree_map, write_rows
 from robosim.rollout.collector import Transition, space_buffers, space_layout
 from robosim.rollout.memory import check_fits, tree_nbytes
 
 GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
-
-
-def _gather(buffers: Any, rows: torch.Tensor, cols: torch.Tensor) -> Any:
-    if isinstance(buffers, dict):
-        return {k: _gather(v, rows, cols) for k, v in buffers.items()}
-    return buffers[rows, cols]
-
-
-def _scatter(buffers: Any, rows: torch.Tensor, cols: torch.Tensor, value: Any) -> None:
-    if isinstance(buffers, dict):
-        for k in buffers:
-            _scatter(buffers[k], rows, cols, value[k])
-    else:
-        buffers[rows, cols] = value.to(buffers.dtype)
 
 
 class ReplayBuffer:
@@ -87,10 +74,8 @@ class ReplayBuffer:
         if cols.numel() == 0:
             return
         rows = self.count[cols] % self.rows
-        _scatter(self.obs, rows, cols, {k: v[cols] for k, v in tr.obs.items()} if isinstance(tr.obs, dict)
-                 else tr.obs[cols])
-        _scatter(self.next_obs, rows, cols, {k: v[cols] for k, v in tr.next_obs.items()}
-                 if isinstance(tr.next_obs, dict) else tr.next_obs[cols])
+        write_rows(self.obs, (rows, cols), tree_map(lambda x: x[cols], tr.obs))
+        write_rows(self.next_obs, (rows, cols), tree_map(lambda x: x[cols], tr.next_obs))
         self.actions[rows, cols] = tr.action[cols].float()
         self.rewards[rows, cols] = tr.reward[cols].float()
         self.terminated[rows, cols] = tr.terminated[cols]
@@ -114,7 +99,8 @@ class ReplayBuffer:
         cols = torch.multinomial(weights, batch_size, replacement=True, generator=generator)
         u = torch.rand(batch_size, device=self.device, generator=generator)
         rows = (u * filled[cols]).long().clamp(max=self.rows - 1)
-        batch = {"obs": _gather(self.obs, rows, cols), "next_obs": _gather(self.next_obs, rows, cols),
+        batch = {"obs": tree_map(lambda x: x[rows, cols], self.obs),
+                 "next_obs": tree_map(lambda x: x[rows, cols], self.next_obs),
                  "actions": self.actions[rows, cols], "rewards": self.rewards[rows, cols].clone(),
                  "terminated": self.terminated[rows, cols]}
         if self.her_ratio > 0:

@@ -9,7 +9,7 @@ import os
 import platform
 from typing import Any
 
-from robosim.record.files import write_bytes_atomic
+from robosim.core.atomic import write_bytes_atomic
 
 
 class RunLog:

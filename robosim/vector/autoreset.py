@@ -19,6 +19,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import concatenate, create_empty_array
 
+from robosim.core.tree import is_leaf, leading_dims, per_env, to_numpy_tree, tree_map
 from robosim.envs import checks
 from robosim.envs.protocol import BatchedEnv, BatchedEnvCore, check_env
 from robosim.vector import tree
@@ -245,7 +246,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             return None
         if isinstance(actions, list):
             actions = self._stack_actions(actions)
-        dims = tree.leading_dims(actions) if isinstance(actions, (dict, tuple)) else None
+        dims = leading_dims(actions) if isinstance(actions, (dict, tuple)) else None
         if dims is not None:
             if dims != {self.num_envs}:
                 raise ValueError(f"actions must have leading dim num_envs={self.num_envs} in every entry, "
@@ -271,8 +272,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             except RuntimeError as err:
                 raise ValueError(f"actions must be per-env actions of shape {self.single_action_space.shape}, "
                                  f"got a list of tensors shaped {[tuple(a.shape) for a in actions]}") from err
-        rows = [tree.tree_map(lambda x: x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, a)
-                for a in actions]
+        rows = [to_numpy_tree(a) for a in actions]
         out = create_empty_array(self.single_action_space, n=self.num_envs, fn=np.zeros)
         try:
             return concatenate(self.single_action_space, rows, out)
@@ -304,7 +304,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             return tuple(self.env.get_attr(name))
         if not hasattr(self.env, name):
             raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
-        return tree.per_env(getattr(self.env, name), self.num_envs)
+        return per_env(getattr(self.env, name), self.num_envs)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the batched env's method `name` once (it acts on all N envs) and return
@@ -316,7 +316,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
         if not hasattr(self.env, name):
             raise AttributeError(f"name must be an attribute of {type(self.env).__name__}, got {name!r}")
         attr = getattr(self.env, name)
-        return tree.per_env(attr(*args, **kwargs) if callable(attr) else attr, self.num_envs)
+        return per_env(attr(*args, **kwargs) if callable(attr) else attr, self.num_envs)
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the batched env's attribute `name`: one value for every env, or a list of
@@ -333,7 +333,7 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"values must be one value or a list of num_envs={self.num_envs} values, "
                              f"got a list of {len(values)}")
         current = getattr(self.env, name, None)
-        if isinstance(current, torch.Tensor) and tree.is_leaf(current, self.num_envs):
+        if isinstance(current, torch.Tensor) and is_leaf(current, self.num_envs):
             rows = torch.stack([torch.as_tensor(v, dtype=current.dtype) for v in values]).to(current.device)
             if rows.shape != current.shape:
                 raise ValueError(f"values must be {self.num_envs} rows shaped {tuple(current.shape[1:])} for "
@@ -367,5 +367,5 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
 
 def _ignore_rows(actions: Any, rows: torch.Tensor) -> Any:
     """actions with `rows` zeroed, so ignored (maybe NaN) entries cannot trip the env's checks."""
-    zeros = tree.tree_map(lambda x: np.zeros_like(x) if isinstance(x, np.ndarray) else torch.zeros_like(x), actions)
+    zeros = tree_map(lambda x: np.zeros_like(x) if isinstance(x, np.ndarray) else torch.zeros_like(x), actions)
     return tree.where(rows, zeros, actions)

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
+from robosim.core.tree import to_numpy_tree, tree_map
 from robosim.envs import checks
-from robosim.vector import tree
 
 
 def _check_dones(dones: Any, n_envs: int) -> np.ndarray:
@@ -138,9 +138,9 @@ def _add_info(infos: dict, env_info: dict, i: int, n: int) -> dict:
     return infos
 
 
-def _to_torch(tree_: Any, device: torch.device) -> Any:
+def _to_torch(tree: Any, device: torch.device) -> Any:
     """numpy numeric/bool leaves -> torch on device; object/str arrays stay numpy."""
-    return tree.tree_map(lambda x: torch.from_numpy(np.array(x)).to(device) if x.dtype.kind in "biuf" else x, tree_)
+    return tree_map(lambda x: torch.from_numpy(np.array(x)).to(device) if x.dtype.kind in "biuf" else x, tree)
 
 
 class ListBatchedEnv:
@@ -195,7 +195,7 @@ class ListBatchedEnv:
         """Step every env that has not ended with its row of `actions` (N, ...)."""
         if actions is None:
             raise ValueError("actions must be given for list-backed envs (gymnasium envs have no no-op), got None")
-        actions = tree.tree_map(lambda x: x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, actions)
+        actions = to_numpy_tree(actions)
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         infos: dict = {}
         for i, action in enumerate(iterate(self.action_space, actions)):

@@ -9,12 +9,7 @@ import numpy as np
 import torch
 
 from robosim.envs.protocol import checked_device
-from robosim.vector import tree
-
-
-def to_numpy(value: Any) -> Any:
-    """Every torch tensor in a dict/tuple tree -> numpy array (on CPU)."""
-    return tree.tree_map(lambda x: x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, value)
+from robosim.core.tree import to_numpy_tree, tree_map
 
 
 def to_torch(value: Any, device: torch.device) -> Any:
@@ -22,14 +17,14 @@ def to_torch(value: Any, device: torch.device) -> Any:
     def convert(x: Any) -> Any:
         return torch.as_tensor(x, device=device) if isinstance(x, np.ndarray) and x.dtype.kind in "biuf" else x
 
-    return tree.tree_map(convert, value)
+    return tree_map(convert, value)
 
 
 def _unbatch_final_obs(final_obs: Any, mask: np.ndarray) -> np.ndarray:
     """Gymnasium's layout: an object array (N,) with env i's final obs where mask[i], else None."""
     out = np.full(mask.shape[0], None, dtype=object)
     for i in np.flatnonzero(mask):
-        out[i] = tree.tree_map(lambda x: x[i], final_obs)
+        out[i] = tree_map(lambda x: x[i], final_obs)
     return out
 
 
@@ -48,18 +43,19 @@ class TorchToNumpy(gym.vector.VectorWrapper):
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
-        return to_numpy(obs), self._info(info)
+        return to_numpy_tree(obs), self._info(info)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         obs, reward, terminated, truncated, info = self.env.step(to_torch(actions, self.device))
-        return to_numpy(obs), to_numpy(reward), to_numpy(terminated), to_numpy(truncated), self._info(info)
+        return (to_numpy_tree(obs), to_numpy_tree(reward), to_numpy_tree(terminated), to_numpy_tree(truncated),
+                self._info(info))
 
     def _info(self, info: dict) -> dict:
         info = dict(info)
         final_obs = info.pop("final_obs", None)
-        info = to_numpy(info)
+        info = to_numpy_tree(info)
         if final_obs is not None:
-            info["final_obs"] = _unbatch_final_obs(to_numpy(final_obs), info["_final_obs"])
+            info["final_obs"] = _unbatch_final_obs(to_numpy_tree(final_obs), info["_final_obs"])
         return info
 
     def render(self) -> tuple[np.ndarray, ...] | None:
@@ -67,15 +63,15 @@ class TorchToNumpy(gym.vector.VectorWrapper):
         frames = self.env.render()
         if frames is None:
             return None
-        return tuple(to_numpy(frame) for frame in frames)
+        return tuple(to_numpy_tree(frame) for frame in frames)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """One entry per env (see BatchedVectorEnv.call), tensors as numpy."""
-        return to_numpy(self.env.unwrapped.call(name, *args, **kwargs))
+        return to_numpy_tree(self.env.unwrapped.call(name, *args, **kwargs))
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """One entry per env (see BatchedVectorEnv.get_attr), tensors as numpy."""
-        return to_numpy(self.env.unwrapped.get_attr(name))
+        return to_numpy_tree(self.env.unwrapped.get_attr(name))
 
     def set_attr(self, name: str, values: Any) -> None:
         self.env.unwrapped.set_attr(name, values)
@@ -84,4 +80,4 @@ class TorchToNumpy(gym.vector.VectorWrapper):
         """Reward of goal pairs (..., goal_dim) -> (...), numpy in, numpy out."""
         reward = self.env.unwrapped.compute_reward(to_torch(np.asarray(achieved_goal), self.device),
                                                    to_torch(np.asarray(desired_goal), self.device), info)
-        return to_numpy(reward)
+        return to_numpy_tree(reward)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
-# the generic helpers are robosim.core.tree's, re-exported for this layer's users
-from robosim.core.tree import Leaf, is_leaf, leading_dims, per_env, tree_map  # noqa: F401
+from robosim.core.tree import Leaf, is_leaf
+from robosim.core.tree import tree_map  # noqa: F401  robosim/vector/unbatched.py still reads tree.tree_map
 
 
 def _row_mask(mask: torch.Tensor, leaf: Leaf) -> Leaf:

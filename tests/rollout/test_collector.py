@@ -9,6 +9,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 import robosim
+from robosim.core.tree import tree_map
 from robosim.rollout import RolloutCollector
 from robosim.vector import tree
 
@@ -71,7 +72,7 @@ def test_collector_matches_hand_stepped_reference(mode):
 
     def recording_step(p):
         tr = original_step(p)
-        next_obs.append(tree.tree_map(torch.clone, tr.next_obs))
+        next_obs.append(tree_map(torch.clone, tr.next_obs))
         return tr
 
     collector.step = recording_step

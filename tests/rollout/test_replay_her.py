@@ -3,6 +3,8 @@ rewards match Reach's documented reward computed here by hand, checkpoints refus
 layouts."""
 from __future__ import annotations
 
+import io
+import json
 import math
 
 import pytest
@@ -11,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 
 import robosim
 from robosim.rollout import ReplayBuffer, RolloutCollector, load_policy, save_policy
+from robosim.rollout.checkpoint import FORMAT
 
 N, HORIZON = 2, 5
 
@@ -86,7 +89,8 @@ def test_checkpoint_round_trip_and_refusal(venv, tmp_path):
     save_policy(path, actor, venv)
     policy = load_policy(path, venv.unwrapped_env)
     obs, _ = venv.reset(seed=0)
-    flat = torch.cat([obs[k] for k in sorted(obs)], dim=1)
+    # the env's key order (robosim.core.tree), written out here, not sorted keys
+    flat = torch.cat([obs["observation"], obs["achieved_goal"], obs["desired_goal"]], dim=1)
     assert torch.allclose(policy(obs), actor(flat))
     other = robosim.make("PushCube-v1", num_envs=1)
     try:
@@ -97,3 +101,41 @@ def test_checkpoint_round_trip_and_refusal(venv, tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"not a model")
     with pytest.raises(ValueError, match="is not a robosim policy"):
         load_policy(tmp_path / "junk.pt", venv)
+
+
+def resave_with_obs_order(path, out, names):
+    """Copy the checkpoint at `path` to `out` with its saved obs layout put in the order
+    `names` (what a checkpoint saved when flatten_obs sorted dict keys holds)."""
+    files = {"robosim.json": ""}
+    program = torch.export.load(io.BytesIO(path.read_bytes()), extra_files=files)
+    meta = json.loads(files["robosim.json"])
+    by_name = {name: shape for name, shape in meta["layout"]["obs"]}
+    meta["layout"]["obs"] = [[name, by_name[name]] for name in names]
+    data = io.BytesIO()
+    torch.export.save(program, data, extra_files={"robosim.json": json.dumps(meta)})
+    out.write_bytes(data.getvalue())
+
+
+def test_checkpoint_layout_is_the_flatten_order_and_an_old_sorted_one_is_refused(venv, tmp_path):
+    path = tmp_path / "policy.pt"
+    save_policy(path, Linear(9 + 9 + 7 + 3 + 3, 4), venv)
+    files = {"robosim.json": ""}
+    torch.export.load(io.BytesIO(path.read_bytes()), extra_files=files)
+    meta = json.loads(files["robosim.json"])
+    assert meta["format"] == FORMAT
+    assert [name for name, _ in meta["layout"]["obs"]] == ["observation", "achieved_goal", "desired_goal"]
+
+    old = tmp_path / "sorted.pt"
+    resave_with_obs_order(path, old, ["achieved_goal", "desired_goal", "observation"])
+    with pytest.raises(ValueError, match=r"in the order \['achieved_goal', 'desired_goal', 'observation'\], but "
+                                         r"flatten_obs concatenates this env's in the order "
+                                         r"\['observation', 'achieved_goal', 'desired_goal'\]"):
+        load_policy(old, venv.unwrapped_env)
+
+    policy = load_policy(path, venv.unwrapped_env)
+    obs, _ = venv.reset(seed=0)
+    reordered = {k: obs[k] for k in ("desired_goal", "observation", "achieved_goal")}
+    with pytest.raises(ValueError, match=r"obs must have the leaves \['observation', 'achieved_goal', "
+                                         r"'desired_goal'\] in that order .*got \['desired_goal', 'observation', "
+                                         r"'achieved_goal'\]"):
+        policy(reordered)

@@ -16,7 +16,7 @@ import torch
 import robosim
 import robosim_tasks.open_drawer  # noqa: F401  (registers the tasks in a source tree)
 import robosim_tasks.push_t  # noqa: F401
-from robosim.envs.solutions import quat_yaw, yaw_quat
+from robosim.core.rotations import quat_yaw, yaw_quat
 from robosim.record.evaluate import evaluate
 from robosim_tasks.cabinet import CabinetSpec
 
