@@ -48,10 +48,12 @@ def arg(default, help: str, **argparse_kwargs):
 
 @dataclass
 class Args:
+    """Every flag of the script: field num_envs is --num-envs (imports: --import)."""
+
     task: str = arg("Reach-v1", "task id, or 'package.module:TaskClass'")
-    imports: list = arg(list, "import MODULE first (found in the current directory too), so tasks it registers "
-                        "with @robosim.register_task can be trained (repeatable)",
-                        flag="--import", metavar="MODULE", action="append")
+    imports: list[str] = arg(list, "import MODULE first (found in the current directory too), so tasks it registers "
+                             "with @robosim.register_task can be trained (repeatable)",
+                             flag="--import", metavar="MODULE", action="append")
     robot: str | None = arg(None, "robot plugin name (default: the task's)", type=str)
     num_envs: int = arg(32, "parallel envs N")
     total_steps: int = arg(150_000, "env steps (all envs together)")
