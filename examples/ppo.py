@@ -150,11 +150,12 @@ class DeterministicActor(nn.Module):
 
 
 def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tensor, torch.Tensor]:
-    """NormalizeVecEnv's per-leaf mean/std laid out like flatten_obs (sorted keys)."""
+    """NormalizeVecEnv's per-leaf mean/std laid out like flatten_obs (the obs's key order,
+    which the env's Dict spaces keep)."""
     def leaves(sp: gym.Space, prefix: str):
         if isinstance(sp, gym.spaces.Dict):
-            for key in sorted(sp.spaces):
-                yield from leaves(sp.spaces[key], f"{prefix}{key}/")
+            for key, sub in sp.spaces.items():
+                yield from leaves(sub, f"{prefix}{key}/")
             return
         path = prefix.rstrip("/") or "obs"
         rms = (norm.obs_rms or {}).get(path)
