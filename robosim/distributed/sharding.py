@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from robosim.core.tree import leading_dims, to_numpy_tree, tree_map  # noqa: F401  (to_numpy_tree: for worker.py)
+from robosim.core.tree import leading_dims, tree_map
 from robosim.vector.tree import masked_info
 
 # SAME_STEP keys that only a shard with an ending env emits (see BatchedVectorEnv)

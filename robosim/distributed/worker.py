@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from robosim.distributed.errors import WorkerNotBuiltError
-from robosim.distributed.sharding import Shard, to_numpy_tree
+from robosim.core.tree import to_numpy_tree
+from robosim.distributed.sharding import Shard
 
 
 class ShardHost:

@@ -14,7 +14,6 @@ import numpy as np
 import torch
 
 from robosim.core.tree import Leaf, is_leaf
-from robosim.core.tree import tree_map  # noqa: F401  robosim/vector/unbatched.py still reads tree.tree_map
 
 
 def _row_mask(mask: torch.Tensor, leaf: Leaf) -> Leaf:

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from robosim.envs.protocol import BatchedEnvCore, checked_device
-from robosim.vector import tree
+from robosim.core.tree import tree_map
 
 
 def _row0(value: Any) -> Any:
@@ -69,7 +69,7 @@ class UnbatchedEnv(gym.Env):
         return _row0(obs), _row0(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        batched = tree.tree_map(lambda a: torch.as_tensor(np.asarray(a), device=self.device).unsqueeze(0), action)
+        batched = tree_map(lambda a: torch.as_tensor(np.asarray(a), device=self.device).unsqueeze(0), action)
         obs, reward, terminated, truncated, info = self.env.step(batched)
         info = _row0(info)
         if "success" in info:
