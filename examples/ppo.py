@@ -228,8 +228,10 @@ def main(argv: list[str] | None = None) -> dict:
         path = log.path(os.path.join("videos", f"iter{iteration:05d}.mp4"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         recorder = RecordEpisode(video_env, video=path)
-        run_eval(deterministic_actor(), recorder, 16, seed=20_000)
-        recorder.video.close()   # not recorder.close(): that closes video_env, which the next clip reuses
+        try:
+            run_eval(deterministic_actor(), recorder, 16, seed=20_000)
+        finally:
+            recorder.close(close_env=False)   # video_env records the next clip too
 
     updates_file = open(log.path("updates.csv"), "w", newline="")
     updates_csv = None

@@ -155,13 +155,14 @@ class RecordEpisode:
                         + (["success"] if bool(self._success[i]) else []) for i in range(self.num_envs)]
         self.video.add_batch(frames, overlays, self.cols)
 
-    def close(self) -> None:
-        """Finish both files (they keep everything recorded so far) and close the env."""
+    def close(self, close_env: bool = True) -> None:
+        """Finish both files (they keep everything recorded so far) and close the env
+        (close_env=False leaves it open, e.g. to record the next clip with it)."""
         if self.closed:
             return
         self.closed = True
         errors = []   # every closer runs; the first error (the root cause) is raised
-        for closer in (self.trajectory, self.video, self.env):
+        for closer in (self.trajectory, self.video, self.env if close_env else None):
             if closer is not None:
                 try:
                     closer.close()

@@ -157,3 +157,20 @@ def test_an_uncaught_exception_mid_episode_leaves_valid_files(tmp_path):
     episodes = [TrajectoryFile(traj).episode(k) for k in range(2)]
     assert [(e.length, e.complete) for e in episodes] == [(6, False), (6, False)]
     assert not [p for p in os.listdir(tmp_path) if "partial" in p]
+
+
+def test_close_can_leave_the_env_open_for_the_next_clip(tmp_path):
+    """close(close_env=False) finishes the files and keeps the env usable (training loops
+    that record a clip every K iterations reuse one rendering env)."""
+    env = robosim.make("PickCube-v1", num_envs=1, render_mode="rgb_array", render_size=SIZE)
+    try:
+        for k in range(2):
+            rec = RecordEpisode(env, video=str(tmp_path / f"clip{k}.mp4"))
+            rec.reset(seed=k)
+            rec.step(None)
+            rec.close(close_env=False)
+            frames = [f for f in imageio.get_reader(str(tmp_path / f"clip{k}.mp4"))]
+            assert len(frames) == 2                       # reset + step
+        env.step(None)                                    # still open
+    finally:
+        env.close()
