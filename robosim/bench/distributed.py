@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from robosim.bench.runner import _machine, save_results
+from robosim.bench.runner import _machine
 
 TASK, CONTROL_MODE = "PickCube-v1", "pd_joint_delta_pos"
 FORMULA = "env-steps/s(M) = M * n / (n / r + t_ray)"
@@ -203,28 +203,3 @@ def format_workers_report(doc: dict) -> str:
                      f"t_ray={1e3 * p['t_ray_s']:.2f} ms): {ms}")
     lines.append(f"load average {doc['load_average_before'][0]:.2f} before, {doc['load_average_after'][0]:.2f} after")
     return "\n".join(lines)
-
-
-def cmd_bench_workers(args) -> int:
-    """`robosim bench --workers K1,K2 [--quick|--dry-run] [--num-envs N ...] [--json PATH]`."""
-    workers = parse_workers(args.workers)
-    if args.json not in (None, "-"):   # checked before the run, as the main bench does
-        from robosim.record.files import check_output_path
-
-        check_output_path("--json", args.json, (".json",))
-    cfg = WorkersBenchConfig(workers=workers)
-    if args.quick:
-        cfg.repeats, cfg.steps, cfg.label = 3, 15, "workers-quick"
-    if args.dry_run:
-        cfg.num_envs, cfg.repeats, cfg.steps, cfg.label = (4,), 1, 2, "workers-dry-run"
-    if args.num_envs:
-        cfg.num_envs = tuple(args.num_envs)
-    if args.repeats is not None:
-        cfg.repeats = max(1, args.repeats)
-    if any(k > n for k in workers for n in cfg.num_envs):
-        raise SystemExit(f"--workers must not exceed --num-envs, got workers {workers} for N {cfg.num_envs}")
-    cfg.seed = args.seed
-    doc = run_workers_bench(cfg, progress=not args.no_progress)
-    print(format_workers_report(doc))
-    save_results(doc, args.json, cfg.label)
-    return 0

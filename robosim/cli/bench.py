@@ -72,8 +72,6 @@ def _check_json_path(path: str) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.workers:
-        from robosim.bench.distributed import cmd_bench_workers
-
         return cmd_bench_workers(args)
     import torch
 
@@ -132,3 +130,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
     save_results(doc, args.json, cfg.label)
     return 0
 
+
+def cmd_bench_workers(args: argparse.Namespace) -> int:
+    """`robosim bench --workers K1,K2 [--quick|--dry-run] [--num-envs N ...] [--json PATH]`."""
+    from robosim.bench.distributed import (WorkersBenchConfig, format_workers_report, parse_workers,
+                                           run_workers_bench)
+    from robosim.bench.runner import save_results
+
+    workers = parse_workers(args.workers)
+    if args.json not in (None, "-"):   # checked before the run, as the main bench does
+        from robosim.record.files import check_output_path
+
+        check_output_path("--json", args.json, (".json",))
+    cfg = WorkersBenchConfig(workers=workers)
+    if args.quick:
+        cfg.repeats, cfg.steps, cfg.label = 3, 15, "workers-quick"
+    if args.dry_run:
+        cfg.num_envs, cfg.repeats, cfg.steps, cfg.label = (4,), 1, 2, "workers-dry-run"
+    if args.num_envs:
+        cfg.num_envs = tuple(args.num_envs)
+    if args.repeats is not None:
+        cfg.repeats = max(1, args.repeats)
+    if any(k > n for k in workers for n in cfg.num_envs):
+        raise SystemExit(f"--workers must not exceed --num-envs, got workers {workers} for N {cfg.num_envs}")
+    cfg.seed = args.seed
+    doc = run_workers_bench(cfg, progress=not args.no_progress)
+    print(format_workers_report(doc))
+    save_results(doc, args.json, cfg.label)
+    return 0
