@@ -4,14 +4,20 @@
     python examples/results/table.py --check docs/learning.md
 
 Every directory beside this file with a log.json (written by robosim.rollout.RunLog:
-examples/ppo.py, examples/sac.py, sb3_reach.py) is one row. --check exits 1 when a file
-does not contain the table exactly as printed (the docs test runs it).
+examples/ppo.py, examples/sac.py, sb3_reach.py) is one row. Runs whose commands differ
+only in --seed and --out form a seed group; a second table gives each group of two or
+more seeds the median and range of env steps and wall time to >= 90%, the lowest eval
+success after that over all seeds, and the highest 1-minute load average logged during
+the runs (to tell runs alone on the machine from shared ones). --check exits 1 when a
+file does not contain the tables exactly as printed (the docs test runs it).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shlex
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -88,22 +94,92 @@ COLUMNS = [("task", "task"), ("robot", "robot"), ("learner", "learner"), ("rewar
            ("end", "end of run"), ("logs", "logs"), ("command", "command")]
 
 
+def seed_key(command: str) -> tuple[str, int | None]:
+    """(the command without its --seed and --out values, the seed)."""
+    words, kept, seed = shlex.split(command), [], None
+    skip = False
+    for k, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word in ("--seed", "--out"):
+            skip = True
+            if word == "--seed":
+                seed = int(words[k + 1])
+        else:
+            kept.append(word)
+    return " ".join(kept), seed
+
+
+def seed_rows(runs: dict[str, dict]) -> list[dict]:
+    """One row per seed group of >= 2 runs (see the module docstring)."""
+    groups: dict[str, list[tuple[int, str, dict]]] = {}
+    for name, doc in runs.items():
+        key, seed = seed_key(doc["config"]["command"])
+        if seed is not None:
+            groups.setdefault(key, []).append((seed, name, doc))
+    out = []
+    for key, members in groups.items():
+        if len(members) < 2:
+            continue
+        members.sort()
+        steps, walls, after, loads = [], [], [], []
+        for _, _, doc in members:
+            evals = [r for r in doc["rows"] if r.get("eval_success") is not None]
+            first = next((i for i, r in enumerate(evals) if r["eval_success"] >= LEVEL), None)
+            if first is not None:
+                steps.append(evals[first]["env_steps"])
+                walls.append(evals[first]["wall_s"])
+                after.append(min(r["eval_success"] for r in evals[first:]))
+            loads += [r["load_1min"] for r in evals if r.get("load_1min") is not None]
+        base = row(members[0][1], members[0][2])
+        span = (lambda v, fmt: f"{fmt(statistics.median(v))} [{fmt(min(v))}, {fmt(max(v))}]" if v else "-")
+        out.append({
+            "task": base["task"], "robot": base["robot"], "learner": base["learner"], "reward": base["reward"],
+            "seeds": ", ".join(str(s) for s, _, _ in members),
+            "reached": f"{len(steps)} of {len(members)}",
+            "steps": span(steps, lambda v: f"{v:,.0f}"),
+            "wall": span(walls, lambda v: f"{v:,.0f} s"),
+            "after": f"{min(after):.2f}" if after else "-",
+            "load": f"{max(loads):.2f}" if loads else "not logged",
+            "logs": ", ".join(f"`examples/results/{n}`" for _, n, _ in members),
+            "command": f"`{key} --seed S --out DIR`",
+        })
+    return out
+
+
+SEED_COLUMNS = [("task", "task"), ("robot", "robot"), ("learner", "learner"), ("reward", "reward"),
+                ("seeds", "seeds"), ("reached", f"seeds reaching >= {LEVEL:.0%}"),
+                ("steps", "env steps to >= 90%: median [min, max]"), ("wall", "wall time to >= 90%: median [min, max]"),
+                ("after", "lowest eval success after that, any seed"), ("load", "highest 1-min load average logged"),
+                ("logs", "logs"), ("command", "command")]
+
+
+def _markdown(rows: list[dict], columns: list[tuple[str, str]]) -> list[str]:
+    lines = ["| " + " | ".join(title for _, title in columns) + " |",
+             "|" + "|".join("---" for _ in columns) + "|"]
+    return lines + ["| " + " | ".join(r[key] for key, _ in columns) + " |" for r in rows]
+
+
 def table(results_dir: str = HERE) -> str:
-    """Markdown table, one row per run directory, ordered by task, robot, learner."""
-    rows = []
+    """Markdown tables: one row per run directory ordered by task, robot, learner; then
+    one row per seed group."""
+    runs = {}
     for name in sorted(os.listdir(results_dir)):
         path = os.path.join(results_dir, name, "log.json")
         if os.path.isfile(path):
             with open(path) as f:
-                rows.append(row(name, json.load(f)))
+                runs[name] = json.load(f)
+    rows = [row(name, doc) for name, doc in runs.items()]
     order = {"Reach-v1": 0, "PushCube-v1": 1, "PickCube-v1": 2, "StackCube-v1": 3}
     rows.sort(key=lambda r: (order.get(r["task"], 9), r["robot"] != "panda", r["robot"],
                              not r["learner"].startswith("built-in"), r["learner"], r["reward"]))
-    lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |",
-             "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    lines += ["| " + " | ".join(r[key] for key, _ in COLUMNS) + " |" for r in rows]
+    lines = _markdown(rows, COLUMNS)
     machines = sorted({r["machine"] for r in rows})
     lines += ["", f"Ran on: {'; '.join(machines)}."]
+    groups = seed_rows(runs)
+    if groups:
+        groups.sort(key=lambda r: (order.get(r["task"], 9), r["robot"], r["learner"], r["reward"]))
+        lines += ["", "Seed groups:", ""] + _markdown(groups, SEED_COLUMNS)
     return "\n".join(lines)
 
 
