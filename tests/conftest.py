@@ -2,11 +2,20 @@
 from __future__ import annotations
 
 import random
+import signal
 
 import numpy as np
 import pytest
 import sapien
 import torch
+
+
+# A shell without job control starts background jobs with SIGINT ignored, and an ignored
+# signal stays ignored across exec: the signal tests' children (robosim eval, replay,
+# demos generate) would then never see their Ctrl-C and the tests would wait for them.
+# A handler (not an ignore) is reset to the default in every child the suite starts.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
