@@ -33,6 +33,7 @@ from torch import nn
 from tqdm import tqdm
 
 import robosim
+from robosim.core.tree import leaf_items
 from robosim.envs.registry import import_modules
 from robosim.record import RecordEpisode
 from robosim.record.evaluate import evaluate
@@ -152,19 +153,12 @@ class DeterministicActor(nn.Module):
 def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tensor, torch.Tensor]:
     """NormalizeVecEnv's per-leaf mean/std laid out like flatten_obs (the obs's key order,
     which the env's Dict spaces keep)."""
-    def leaves(sp: gym.Space, prefix: str):
-        if isinstance(sp, gym.spaces.Dict):
-            for key, sub in sp.spaces.items():
-                yield from leaves(sub, f"{prefix}{key}/")
-            return
-        path = prefix.rstrip("/") or "obs"
-        rms = (norm.obs_rms or {}).get(path)
-        size = int(torch.tensor(sp.shape).prod())
-        if rms is None:
-            yield torch.zeros(size), torch.ones(size)
-        else:
-            yield rms.mean.reshape(-1).float().cpu(), torch.sqrt(rms.var + norm.eps).reshape(-1).float().cpu()
-    pairs = list(leaves(space, ""))
+    pairs = []
+    for path, leaf in leaf_items(space):
+        rms = (norm.obs_rms or {}).get(path or "obs")
+        size = int(torch.tensor(leaf.shape).prod())
+        pairs.append((torch.zeros(size), torch.ones(size)) if rms is None else
+                     (rms.mean.reshape(-1).float().cpu(), torch.sqrt(rms.var + norm.eps).reshape(-1).float().cpu()))
     return torch.cat([m for m, _ in pairs]), torch.cat([s for _, s in pairs])
 
 

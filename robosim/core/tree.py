@@ -14,6 +14,7 @@ built with sort_keys=False, so flatten observations, not spaces.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -55,10 +56,11 @@ def to_numpy_tree(tree: Any) -> Any:
 
 
 def leaf_items(tree: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(path, leaf) of every non-dict value of a nested dict, depth-first in insertion
-    order; paths join keys with '/' ("agent/qpos"). A non-dict `tree` is one leaf named
-    `prefix` without its trailing '/' ("" by default)."""
-    if not isinstance(tree, dict):
+    """(path, leaf) of every non-mapping value of a nested mapping (a dict, or a
+    gymnasium Dict space: its leaves are the sub-spaces), depth-first in insertion
+    order; paths join keys with '/' ("agent/qpos"). A non-mapping `tree` is one leaf
+    named `prefix` without its trailing '/' ("" by default)."""
+    if not isinstance(tree, Mapping):
         yield prefix.rstrip("/"), tree
         return
     for key, value in tree.items():

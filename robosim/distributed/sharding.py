@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from robosim.core.tree import leading_dims, tree_map
+from robosim.core.tree import leading_dims, leaf_items, tree_map
 from robosim.vector.tree import masked_info
 
 # SAME_STEP keys that only a shard with an ending env emits (see BatchedVectorEnv)
@@ -92,16 +92,8 @@ def _concat_dicts(parts: list[dict]) -> dict:
 
 
 def _rows(part: dict) -> int:
-    leaf = next(v for v in _leaves(part))
+    leaf = next(v for _, v in leaf_items(part) if isinstance(v, torch.Tensor) and v.ndim >= 1)
     return int(leaf.shape[0])
-
-
-def _leaves(value: Any):
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, torch.Tensor) and value.ndim >= 1:
-        yield value
 
 
 def _zeros_tree(template: Any, rows: int) -> Any:

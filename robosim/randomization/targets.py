@@ -15,6 +15,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import torch
 
+from robosim.core.tree import leaf_items
 from robosim.randomization.builtin_terms import scale_object  # noqa: F401  (manager.py imports it here)
 from robosim.randomization.terms import Term, combine, get_term  # noqa: F401  (combine: sensors.targets imports it here)
 from robosim.sim.pool import PoolLayout
@@ -77,7 +78,7 @@ class StreamTarget:
         where = f"randomization[{self.event.name!r}]['target']"
         if not leaves:
             raise ValueError(f"{where} names {self.event.target or 'the observation'!r}, which has no float "
-                             f"leaf in this env's space; leaves: {sorted(_leaf_paths(space))}")
+                             f"leaf in this env's space; leaves: {sorted(dict(leaf_items(space)))}")
         widths = {int(torch.tensor(s.shape).prod()) for _, s in leaves}
         self.paths = [p for p, _ in leaves]
         self.width = widths.pop() if len(widths) == 1 else 0
@@ -89,17 +90,8 @@ class StreamTarget:
         self.tensor[env_idx.to(self.tensor.device)] = values.to(self.tensor.device, self.tensor.dtype)
 
 
-def _leaf_paths(space: gym.Space, prefix: str = "") -> dict[str, gym.Space]:
-    if isinstance(space, gym.spaces.Dict):
-        out = {}
-        for key, sub in space.spaces.items():
-            out.update(_leaf_paths(sub, f"{prefix}{key}/"))
-        return out
-    return {prefix.rstrip("/"): space}
-
-
 def _float_leaves(space: gym.Space, path: str) -> list[tuple[str, gym.Space]]:
-    leaves = _leaf_paths(space)
+    leaves = dict(leaf_items(space))
     chosen = leaves if not path else {p: s for p, s in leaves.items() if p == path or p.startswith(path + "/")}
     return [(p, s) for p, s in chosen.items() if isinstance(s, gym.spaces.Box) and s.dtype.kind == "f"]
 

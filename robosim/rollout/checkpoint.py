@@ -29,12 +29,7 @@ def flatten_space_keys(space: gym.Space, prefix: str = "") -> list[tuple[str, li
     """[(path, shape)] of every Box leaf of a (Dict) space, in the space's own key order
     at every level: for an env's observation space (its Dict spaces keep the obs's key
     order) the order flatten_obs concatenates that env's observations in."""
-    if isinstance(space, gym.spaces.Dict):
-        out: list[tuple[str, list[int]]] = []
-        for key, sub in space.spaces.items():
-            out += flatten_space_keys(sub, f"{prefix}{key}/")
-        return out
-    return [(prefix.rstrip("/") or "obs", [int(d) for d in space.shape])]
+    return [(path or "obs", [int(d) for d in leaf.shape]) for path, leaf in leaf_items(space, prefix)]
 
 
 def obs_paths(obs: Any) -> list[str]:

@@ -14,6 +14,7 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from robosim.core.tree import leaf_items
 from robosim.envs.protocol import checked_device
 from robosim.vector import tree
 from robosim.vector.episode_tracker import EpisodeTracker
@@ -70,14 +71,10 @@ class RunningMeanStd:
         self.count = count
 
 
-def _leaves(obs: Any, prefix: str = "") -> dict[str, torch.Tensor]:
-    """Floating leaves of an obs tree by path ("agent/qpos"), for per-key statistics."""
-    if isinstance(obs, dict):
-        out: dict[str, torch.Tensor] = {}
-        for key, value in obs.items():
-            out.update(_leaves(value, f"{prefix}{key}/"))
-        return out
-    return {prefix.rstrip("/") or "obs": obs} if obs.dtype.is_floating_point else {}
+def _leaves(obs: Any) -> dict[str, torch.Tensor]:
+    """Floating leaves of an obs tree by path ("agent/qpos"; "obs" for a single tensor),
+    for per-key statistics."""
+    return {path or "obs": leaf for path, leaf in leaf_items(obs) if leaf.dtype.is_floating_point}
 
 
 def _positive(name: str, value: Any) -> float:

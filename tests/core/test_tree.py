@@ -25,6 +25,15 @@ def test_flatten_obs_casts_leaves_to_float32_and_takes_a_single_array():
     assert list(leaf_items(single)) == [("", single)]
 
 
+def test_leaf_items_walks_a_dict_space_in_its_own_order():
+    import gymnasium as gym
+
+    box = gym.spaces.Box(-1.0, 1.0, (2,))
+    inner = gym.spaces.Dict({"b": box, "a": box}, sort_keys=False)
+    space = gym.spaces.Dict({"extra": inner, "agent": box}, sort_keys=False)
+    assert [(path, leaf) for path, leaf in leaf_items(space)] == [("extra/b", box), ("extra/a", box), ("agent", box)]
+
+
 def test_tree_map_leading_dims_and_per_env():
     tree = {"a": torch.zeros(3, 2), "b": (np.ones(3), "label"), "c": 7}
     doubled = tree_map(lambda x: x + 1, tree)
