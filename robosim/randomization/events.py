@@ -37,6 +37,7 @@ import torch
 
 from robosim.randomization import builtin_terms  # noqa: F401  (registers the built-in terms)
 from robosim.randomization.distributions import Distribution
+from robosim.randomization.rng import EnvRandomStreams
 from robosim.randomization.terms import MODES, OPERATIONS, TARGET_KINDS, Term, get_term, term_names
 
 NAMED_KINDS = ("object", "articulation", "camera", "pool")   # target 'KIND:NAME'
@@ -63,6 +64,7 @@ class Event:
     period: Distribution | None
     spec: dict
     term: Term
+    key: int             # names the event's random streams (EnvRandomStreams.event)
 
     @classmethod
     def parse(cls, name: str, spec: Any) -> "Event":
@@ -118,7 +120,8 @@ class Event:
                 raise ValueError(f"{where}['period_s'] must be one number > 0 per draw, got {spec['period_s']!r}")
         elif "period_s" in spec:
             raise ValueError(f"{where}['period_s'] applies to mode 'interval' only, got mode {mode!r}")
-        return cls(name, mode, kind, target_name, prop, dist, op, envs, float(p), period, dict(spec), term)
+        return cls(name, mode, kind, target_name, prop, dist, op, envs, float(p), period, dict(spec), term,
+                   _name_hash(name))
 
 
 def merge_events(defaults: dict[str, dict], user: dict[str, Any] | None) -> dict[str, dict]:
@@ -144,12 +147,19 @@ def merge_events(defaults: dict[str, dict], user: dict[str, Any] | None) -> dict
     return merged
 
 
-class EventDraws:
-    """The key that names one event's random streams (robosim.randomization.rng's
-    EnvRandomStreams.event draws them)."""
-
-    def __init__(self, event: Event):
-        self.hash = _name_hash(event.name)
+def draw(event: Event, streams: EnvRandomStreams, phase: int, firing: torch.Tensor | int, env_idx: torch.Tensor,
+         dist: Distribution | None = None, slot: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mask (M,) bool: the envs of env_idx (int64 (M,), CPU) the event fires in, given its
+    `envs` and `probability`; values (M, dim) float32 from `dist`, the event's own by
+    default), each env from its own stream (slot for the mask, slot + 1 for the values)."""
+    mask = torch.ones(len(env_idx), dtype=torch.bool)
+    if event.envs is not None:
+        mask &= torch.isin(env_idx.cpu(), torch.tensor(event.envs, dtype=torch.int64))
+    if event.probability < 1.0:
+        mask &= streams.event(event.key, phase, env_idx, firing, slot).uniform(0.0, 1.0) < event.probability
+    values = (dist or event.dist).sample(streams.event(event.key, phase, env_idx, firing, slot + 1))
+    dim = len(values[0]) if values.ndim == 2 else 1
+    return mask, values.reshape(len(env_idx), dim)
 
 
 def parse_events(specs: dict[str, Any]) -> list[Event]:

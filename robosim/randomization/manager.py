@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from robosim.randomization.events import Event, EventDraws, EventLog, merge_events, parse_events, periods_to_steps
+from robosim.randomization.events import Event, EventLog, draw, merge_events, parse_events, periods_to_steps
 from robosim.randomization.rng import EVENT_BUILD, EVENT_EPISODE, EnvRandomStreams
 from robosim.randomization.step_terms import StepTerms
 from robosim.randomization.targets import DESCRIPTION_PROPERTIES, combine, resolve_target, scale_object
@@ -48,7 +48,6 @@ class EventManager:
                                  f"got {list(event.envs)}")
         self.num_envs = num_envs
         self.control_dt = control_dt
-        self.draws = {e.name: EventDraws(e) for e in self.events}
         self.log = EventLog()
         self.next_fire = {e.name: torch.full((num_envs,), -1, dtype=torch.int64)
                           for e in self.events if e.mode == "interval"}
@@ -68,15 +67,7 @@ class EventManager:
     # -- draws ----------------------------------------------------------------------
     def _draw(self, event: Event, phase: int, firing, env_idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(mask (M,) bool, values (M, dim) float32) for env_idx (CPU) from their own streams."""
-        key, streams = self.draws[event.name].hash, self.streams
-        mask = torch.ones(len(env_idx), dtype=torch.bool)
-        if event.envs is not None:
-            mask &= torch.isin(env_idx.cpu(), torch.tensor(event.envs, dtype=torch.int64))
-        if event.probability < 1.0:
-            mask &= streams.event(key, phase, env_idx, firing, 0).uniform(0.0, 1.0) < event.probability
-        values = event.dist.sample(streams.event(key, phase, env_idx, firing, 1))
-        dim = len(values[0]) if values.ndim == 2 else 1
-        return mask, values.reshape(len(env_idx), dim)
+        return draw(event, self.streams, phase, firing, env_idx)
 
     def _record(self, event: Event, env_idx: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,
                 steps: torch.Tensor | int) -> None:
@@ -150,7 +141,7 @@ class EventManager:
                 self.next_fire[event.name][env_idx] = self._period(event, 0, env_idx)
 
     def _period(self, event: Event, firing, env_idx) -> torch.Tensor:
-        rng = self.streams.event(self.draws[event.name].hash, EVENT_EPISODE, env_idx, firing, 2)
+        rng = self.streams.event(event.key, EVENT_EPISODE, env_idx, firing, 2)
         return periods_to_steps(event.period.sample(rng)[:, 0].double(), self.control_dt)
 
     @property

@@ -69,19 +69,18 @@ class StreamTarget:
 
     def __init__(self, event, path: str):
         self.event, self.path = event, path
-        self.width = 0
+        self.widths: dict[str, int] = {}
         self.tensor: torch.Tensor | None = None
 
     def bind(self, space: gym.Space) -> None:
-        """Check the path names float leaves of `space` (one env's) and record the width."""
+        """Check the path names float leaves of `space` (one env's); `widths` becomes
+        {leaf path: values per env}, in the observation's order."""
         leaves = _float_leaves(space, self.path)
         where = f"randomization[{self.event.name!r}]['target']"
         if not leaves:
             raise ValueError(f"{where} names {self.event.target or 'the observation'!r}, which has no float "
                              f"leaf in this env's space; leaves: {sorted(dict(leaf_items(space)))}")
-        widths = {int(torch.tensor(s.shape).prod()) for _, s in leaves}
-        self.paths = [p for p, _ in leaves]
-        self.width = widths.pop() if len(widths) == 1 else 0
+        self.widths = {p: int(torch.tensor(s.shape).prod()) for p, s in leaves}
 
     def read(self, env_idx: torch.Tensor) -> torch.Tensor:
         return self.tensor[env_idx.to(self.tensor.device)]
