@@ -13,7 +13,7 @@ outputs follow the single-process contract (docs/vector.md). Every input is chec
 on the driver before any worker is called, so bad input changes nothing anywhere.
 
 A worker whose process dies (crash, SIGKILL, OOM) is restarted by Ray; its envs are
-rebuilt and reset, that step reports them truncated (reward 0) with
+rebuilt and reset (seeded from each env's last reset seed and the restart count), that step reports them truncated (reward 0) with
 info["worker_restarted"] (bool (N,), present on that step only), and the run goes on.
 NEXT_STEP and DISABLED: their obs/info rows are the last ones the driver returned;
 NEXT_STEP resets them on the next step, DISABLED waits for reset_mask. SAME_STEP: the
@@ -100,6 +100,9 @@ class RayVecEnv(gym.vector.VectorEnv):
         # per shard: (obs, info) the driver returned last for its rows (torch)
         self._current: list[tuple[Any, dict] | None] = [None] * workers
         self._pending: dict[int, Any] | None = None
+        # per global env: the seed of its last seeded reset (None: never seeded), the root
+        # of the seeds its restarted worker resets it with
+        self._seeds: list[int | None] = [None] * self.num_envs
 
     # -- workers ------------------------------------------------------------------------
     @property
@@ -159,6 +162,9 @@ class RayVecEnv(gym.vector.VectorEnv):
             self._ended.zero_()
         else:
             self._ended[mask] = False
+        if seeds is not None:
+            for i in (range(self.num_envs) if mask is None else mask.nonzero().flatten().tolist()):
+                self._seeds[i] = seeds[i]
         obs, info = concat_trees(parts)
         if lost:
             info["worker_restarted"] = self._restarted_rows(lost)
@@ -225,7 +231,7 @@ class RayVecEnv(gym.vector.VectorEnv):
         """Worker k's process died during the step: wait for Ray's restart, rebuild and
         reset its envs, and report them truncated (see the module docstring)."""
         self.pool.wait_restarted(k)
-        new_obs, new_info = to_torch_tree(self.pool.call("recover", {k: ()})[k])
+        new_obs, new_info = to_torch_tree(self.pool.call("recover", {k: (self._restart_seeds(k),)})[k])
         last_obs, last_info = self._current[k]
         n = self.shards[k].num_envs
         reward = torch.zeros(n, dtype=torch.float32)
@@ -238,6 +244,17 @@ class RayVecEnv(gym.vector.VectorEnv):
         info["final_obs"], info["_final_obs"] = last_obs, every
         info["final_info"], info["_final_info"] = tree.masked_info(last_info, every), every.clone()
         return new_obs, reward, terminated, truncated, info
+
+    def _restart_seeds(self, k: int) -> list[int] | None:
+        """Seeds for the envs of worker k after its r-th restart: one SeedSequence of
+        (env's last reset seed, r) per env, so a run with the same seeds and the same
+        restarts repeats; None (unseeded) when an env of the shard was never seeded."""
+        roots = self._seeds[self.shards[k].start:self.shards[k].stop]
+        if any(root is None for root in roots):
+            return None
+        restart = self.pool.restarts[k]
+        return [int(np.random.SeedSequence([root, restart]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+                for root in roots]
 
     def _restarted_rows(self, lost: list[int]) -> torch.Tensor:
         rows = torch.zeros(self.num_envs, dtype=torch.bool)

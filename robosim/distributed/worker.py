@@ -118,15 +118,15 @@ class VecShardWorker(ShardHost):
         out, self.step_seconds = self.step_seconds, []
         return out
 
-    def recover(self) -> tuple:
-        """After Ray restarted this process: build, reset every env (unseeded: the old
-        streams died with the process) and, except in SAME_STEP, mark every env as ended
+    def recover(self, seeds: list[int] | None) -> tuple:
+        """After Ray restarted this process: build, reset every env with `seeds` (one per
+        env of the shard, from the driver: the old streams died with the process) and, except in SAME_STEP, mark every env as ended
         so the vector env's own rules apply next (NEXT_STEP resets them on the next
         step, DISABLED waits for reset_mask). Returns numpy (obs, info)."""
         from gymnasium.vector import AutoresetMode
 
         self.build()
-        out = self.venv.reset()
+        out = self.venv.reset(seed=seeds)
         if self.venv.autoreset_mode != AutoresetMode.SAME_STEP:
             # the vector env's record of "ended on the last step"; no public setter exists
             self.venv._ended[:] = True

@@ -72,3 +72,25 @@ def test_same_step_mode_kill_while_the_step_is_in_flight(local_ray):
         obs, reward, terminated, truncated, info = venv.step(zeros(venv))
     assert info["elapsed_steps"].tolist() == [3, 3, 6, 6] and "worker_restarted" not in info
     venv.close()
+
+
+def _run_with_a_kill(seed: int) -> list[torch.Tensor]:
+    """reset(seed), 2 steps, SIGKILL worker 1, 4 more steps: the obs of every step."""
+    venv = RayVecEnv("PickCube-v1", N, K, autoreset_mode=AutoresetMode.NEXT_STEP, worker_cpus=WORKER_CPUS,
+                     max_restarts=1, max_episode_steps=MAX_STEPS)
+    try:
+        out = [venv.reset(seed=seed)[0]]
+        out += [venv.step(zeros(venv))[0] for _ in range(2)]
+        os.kill(venv.worker_pids[1], signal.SIGKILL)
+        out += [venv.step(zeros(venv))[0] for _ in range(4)]
+        assert venv.worker_restarts == [0, 1]
+        return out
+    finally:
+        venv.close()
+
+
+def test_a_restart_repeats_with_the_same_seeds(local_ray):
+    first, second = _run_with_a_kill(3), _run_with_a_kill(3)
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+    # first[4] is the restarted envs' reset step: a new episode, not the seeded first one again
+    assert not torch.equal(first[4][2:], first[0][2:])
