@@ -62,15 +62,22 @@ def test_same_step_mode_kill_while_the_step_is_in_flight(local_ray):
     venv.step_async(zeros(venv))
     os.kill(killed, signal.SIGKILL)
     obs, reward, terminated, truncated, info = venv.step_wait()
+    steps = 3
+    if "worker_restarted" not in info:
+        # the worker finished this step before the signal arrived (a race the test cannot
+        # order): the next step is the one that finds it dead
+        last_obs = obs
+        obs, reward, terminated, truncated, info = venv.step(zeros(venv))
+        steps = 4
     assert info["worker_restarted"].tolist() == [True, True, False, False]
     assert truncated.tolist() == [True, True, False, False] and reward[:2].eq(0).all()
     assert info["_final_obs"].tolist() == [True, True, False, False]
     assert torch.equal(info["final_obs"][:2], last_obs[:2])     # the last rows the driver returned
-    assert info["elapsed_steps"].tolist() == [0, 0, 3, 3]      # new episodes already started
+    assert info["elapsed_steps"].tolist() == [0, 0, steps, steps]      # new episodes already started
     assert venv.worker_pids[0] != killed and venv.worker_restarts == [1, 0]
     for _ in range(3):
         obs, reward, terminated, truncated, info = venv.step(zeros(venv))
-    assert info["elapsed_steps"].tolist() == [3, 3, 6, 6] and "worker_restarted" not in info
+    assert info["elapsed_steps"].tolist() == [3, 3, steps + 3, steps + 3] and "worker_restarted" not in info
     venv.close()
 
 
