@@ -18,7 +18,8 @@ import torch
 
 import robosim
 from robosim.agents import Robot, get_robot_spec
-from robosim.agents.kinematics import SerialChain, quat_to_matrix, rotation_log
+from robosim.agents.kinematics import SerialChain
+from robosim.core.rotations import quat_to_matrix, rotation_log
 from robosim.sim import SimScene
 
 

@@ -4,7 +4,9 @@
 The step path is BaseEnv.step and what it calls: the env's evaluation, observation and
 reward methods, the robot's action/FK methods and the controllers, the per-step fault
 monitor, and every task's per-step hooks. Within each listed class, methods reached
-through `self.<name>(...)` calls are followed too. (Implicit syncs such as `if
+through `self.<name>(...)` calls are followed too. The body of an `if on_cpu:` or
+`if <x>.device.type == "cpu":` branch is exempt: there `.numpy()` shares memory and
+never runs on a GPU. (Implicit syncs such as `if
 tensor.any():` are not visible to a static check: tests/gpu runs a step under
 torch.cuda.set_sync_debug_mode("error") for those.)
 """
@@ -30,10 +32,25 @@ TASK_HOOKS = ["evaluate", "dense_reward", "sparse_reward", "task_observations", 
               "before_control_step", "after_control_step"]
 
 
+def _is_cpu_guard(test: ast.AST) -> bool:
+    """`on_cpu` or `<x>.device.type == "cpu"`: a branch that only runs on the CPU backend."""
+    if isinstance(test, ast.Name):
+        return test.id == "on_cpu"
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Attribute) and test.left.attr == "type"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "cpu")
+
+
 def host_copies(func: ast.AST) -> list[str]:
-    """`name@line` of every .item()/.tolist()/.numpy()/.cpu() call inside func."""
+    """`name@line` of every .item()/.tolist()/.numpy()/.cpu() call inside func, except in
+    the body of an `if` guarded by `_is_cpu_guard` (there .numpy() shares memory)."""
+    guarded: set[int] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.If) and _is_cpu_guard(node.test):
+            guarded |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
     return [f"{node.func.attr}()@{node.lineno}" for node in ast.walk(func)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HOST_COPIES]
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HOST_COPIES
+            and id(node) not in guarded]
 
 
 def _methods(tree: ast.Module, cls: str | None) -> dict[str, ast.FunctionDef]:
@@ -95,6 +112,10 @@ def test_the_step_path_was_found():
 def test_the_checker_flags_host_copies():
     planted = ast.parse("def f(x):\n    a = x.sum().item()\n    return x.cpu().numpy().tolist(), a\n")
     assert sorted(c.split("@")[0] for c in host_copies(planted)) == ["cpu()", "item()", "numpy()", "tolist()"]
+    guarded = ast.parse("def f(x, on_cpu):\n    if x.device.type == 'cpu':\n        x = x.numpy()\n"
+                        "    if on_cpu:\n        x = x.numpy()\n    else:\n        x = x.cpu()\n"
+                        "    if x.device.type == 'cuda':\n        x = x.numpy()\n    return x\n")
+    assert host_copies(guarded) == ["cpu()@7", "numpy()@9"]
     methods = _methods(ast.parse("class A:\n    def step(self):\n        self.g()\n    def g(self):\n"
                                  "        return 1\n    def h(self):\n        return 2\n"), "A")
     assert reached(methods, ["step"]) == ["step", "g"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import torch
 
 from robosim.agents.kinematics import SerialChain
-from robosim.core.rotations import axis_angle_matrix, matmul3, rotation_log
 
 CONTROL_MODES = ("pd_joint_pos", "pd_joint_delta_pos", "pd_ee_delta_pos", "pd_ee_delta_pose")
 
@@ -109,17 +108,14 @@ class EEDeltaController(ArmController):
         self.max_pos, self.max_rot = max_pos, max_rot
 
     def targets(self, action, qpos, version=None):
-        jac, _, rot = self.chain.jacobian(qpos.double(), version)
+        jac = self.chain.jacobian(qpos.double(), version)[0]
         action = action.double()
         delta_pos = action[:, :3] * self.max_pos
         if self.rotation:
+            # the target orientation is exp([w]x) R: its error from R as a rotation vector
+            # is w itself (|w| <= sqrt(3) max_rot < pi), so no matrix round trip is needed
             rotvec = action[:, 3:6] * self.max_rot
-            angle = rotvec.norm(dim=-1)
-            axis = rotvec / angle.clamp(min=1e-9).unsqueeze(-1)
-            delta_rot = axis_angle_matrix(axis, angle)
-            target_rot = matmul3(delta_rot, rot)
-            rot_err = rotation_log(matmul3(target_rot, rot.transpose(-1, -2)))
-            step = damped_least_squares(jac, torch.cat([delta_pos, rot_err], dim=-1))
+            step = damped_least_squares(jac, torch.cat([delta_pos, rotvec], dim=-1))
         else:
             step = damped_least_squares(jac[:, :3], delta_pos)
         return self._clamp(qpos + step.float())

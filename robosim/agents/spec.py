@@ -145,6 +145,9 @@ class RobotSpec:
             value = getattr(self, attr)
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"RobotSpec.{attr} of {self.name!r} must be a positive number, got {value!r}")
+        if self.ee_max_rot >= math.pi / math.sqrt(3):
+            raise ValueError(f"RobotSpec.ee_max_rot of {self.name!r} must be < pi / sqrt(3) rad (a full action on "
+                             f"all three axes turns less than half a turn), got {self.ee_max_rot!r}")
         self._validate_joint_gains()
         if len(self.base_position) != 3 or len(self.base_quat) != 4 or len(self.tcp_offset) != 3:
             raise ValueError(f"RobotSpec of {self.name!r}: base_position and tcp_offset need 3 values and "

@@ -1,4 +1,5 @@
-"""Rotations and quaternions in torch: the one home of robosim's rotation math.
+"""Rotations and quaternions in torch (matmul3, matvec3 and matrix_to_quat also take
+numpy arrays): the one home of robosim's rotation math.
 
 Conventions: quaternions are [w, x, y, z] (SAPIEN's order), Hamilton product, unit
 norm; a rotation matrix R maps body-frame vectors into the parent frame (v_parent =
@@ -6,17 +7,19 @@ R v_body); angles are radians; yaw is a rotation about +z.
 
 All math is elementwise over leading batch dims (no BLAS batch kernels whose rounding
 could depend on the batch size), so the result for row i is bit-identical whatever the
-batch size. Every formula here is the one robosim's recorded trajectories were made
-with: changing the order of an operation changes the last bits of replays.
+batch size. Replays repeat recorded trajectories bit for bit only under the code that
+recorded them: changing the order of an operation here changes the last bits.
 """
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 import numpy as np
 import torch
 
 IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)   # wxyz
+Array = TypeVar("Array", torch.Tensor, np.ndarray)
 
 
 def check_unit_quats(name: str, quats: np.ndarray, tol: float) -> np.ndarray:
@@ -35,14 +38,15 @@ def check_unit_quats(name: str, quats: np.ndarray, tol: float) -> np.ndarray:
 
 
 # -- 3x3 matrices ---------------------------------------------------------------------
-def matmul3(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) @ (..., 3, 3) without batch-size dependent kernels."""
-    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)
+def matmul3(a: Array, b: Array) -> Array:
+    """(..., 3, 3) @ (..., 3, 3) (torch or numpy, broadcast) without batch-size
+    dependent kernels."""
+    return (a[..., :, :, None] * b[..., None, :, :]).sum(-2)
 
 
-def matvec3(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) @ (..., 3)."""
-    return (a * v.unsqueeze(-2)).sum(-1)
+def matvec3(a: Array, v: Array) -> Array:
+    """(..., 3, 3) @ (..., 3) (torch or numpy, broadcast)."""
+    return (a * v[..., None, :]).sum(-1)
 
 
 def rpy_to_matrix(r: float, p: float, y: float) -> torch.Tensor:
@@ -71,63 +75,32 @@ def axis_angle_matrix(axis: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
     return torch.stack([torch.stack(r, dim=-1) for r in rows], dim=-2)
 
 
-class FixedAxisRotation:
-    """`axis_angle_matrix(axis, angle)` for one constant unit axis (3,) in 3 tensor ops
-    instead of ~30: call it with angles (...,) rad to get (..., 3, 3).
-
-    Every entry is evaluated with the same floating-point operations in the same order
-    as in axis_angle_matrix ((t * a) * b, then + c or + s * (+-axis component), where
-    a - b is a + (-b) in IEEE arithmetic), so the result is bit-identical to it. The
-    constants are copied to each (device, dtype) once, so no call copies host data."""
-
-    _A = (0, 0, 0, 0, 1, 1, 0, 1, 2)    # entry (i, j) of t * a * b: a = axis[_A], b = axis[_B]
-    _B = (0, 1, 2, 1, 1, 2, 2, 2, 2)
-
-    def __init__(self, axis: torch.Tensor):
-        x, y, z = axis.tolist()
-        zero = 0.0
-        self._host = (axis[list(self._A)].clone(), axis[list(self._B)].clone(),
-                      torch.tensor([zero, -z, y, z, zero, -x, -y, x, zero], dtype=axis.dtype))
-        self.diagonal = torch.tensor([True, False, False, False, True, False, False, False, True])
-        self._on: dict = {}
-
-    def _constants(self, like: torch.Tensor):
-        key = (like.device, like.dtype)
-        consts = self._on.get(key)
-        if consts is None:
-            consts = self._on[key] = (*(c.to(like) for c in self._host), self.diagonal.to(like.device))
-        return consts
-
-    def __call__(self, angle: torch.Tensor) -> torch.Tensor:
-        first, second, sin_factor, diagonal = self._constants(angle)
-        c, s = torch.cos(angle).unsqueeze(-1), torch.sin(angle).unsqueeze(-1)
-        t = 1 - c
-        outer = (t * first) * second
-        return (outer + torch.where(diagonal, c, s * sin_factor)).reshape(*angle.shape, 3, 3)
-
-
 # -- quaternions <-> matrices -----------------------------------------------------------
-def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 3) rotation -> (..., 4) unit quaternion wxyz with w >= 0.
+def matrix_to_quat(m: Array) -> Array:
+    """(..., 3, 3) rotation -> (..., 4) unit quaternion wxyz with w >= 0, torch or numpy
+    (float64 numpy is how robosim computes TCP orientations on CPU).
 
     Shepperd's method: derive the quaternion from its largest component, so no
     component comes from the square root of a rounding error."""
+    xp = np if isinstance(m, np.ndarray) else torch
     m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
     m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
     m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    diag = torch.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
-    big = torch.sqrt(diag.clamp(min=1e-12)) * 0.5          # candidate |w|, |x|, |y|, |z|
+    diag = xp.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
+    big = xp.sqrt(xp.maximum(diag, xp.full_like(diag, 1e-12))) * 0.5   # candidate |w|, |x|, |y|, |z|
     four = 4 * big
-    candidates = torch.stack([
-        torch.stack([big[..., 0], (m21 - m12) / four[..., 0], (m02 - m20) / four[..., 0], (m10 - m01) / four[..., 0]], -1),
-        torch.stack([(m21 - m12) / four[..., 1], big[..., 1], (m01 + m10) / four[..., 1], (m02 + m20) / four[..., 1]], -1),
-        torch.stack([(m02 - m20) / four[..., 2], (m01 + m10) / four[..., 2], big[..., 2], (m12 + m21) / four[..., 2]], -1),
-        torch.stack([(m10 - m01) / four[..., 3], (m02 + m20) / four[..., 3], (m12 + m21) / four[..., 3], big[..., 3]], -1),
-    ], dim=-2)                                             # (..., 4 candidates, 4)
-    choice = diag.argmax(dim=-1, keepdim=True).unsqueeze(-1).expand(*diag.shape[:-1], 1, 4)
-    q = candidates.gather(-2, choice).squeeze(-2)
-    q = torch.where(q[..., :1] < 0, -q, q)
-    return q / q.norm(dim=-1, keepdim=True)
+    candidates = [
+        [big[..., 0], (m21 - m12) / four[..., 0], (m02 - m20) / four[..., 0], (m10 - m01) / four[..., 0]],
+        [(m21 - m12) / four[..., 1], big[..., 1], (m01 + m10) / four[..., 1], (m02 + m20) / four[..., 1]],
+        [(m02 - m20) / four[..., 2], (m01 + m10) / four[..., 2], big[..., 2], (m12 + m21) / four[..., 2]],
+        [(m10 - m01) / four[..., 3], (m02 + m20) / four[..., 3], (m12 + m21) / four[..., 3], big[..., 3]],
+    ]
+    choice = xp.argmax(diag, -1)
+    q = xp.stack([xp.where(choice == 0, c0, xp.where(choice == 1, c1, xp.where(choice == 2, c2, c3)))
+                  for c0, c1, c2, c3 in zip(*candidates)], -1)
+    q = xp.where(q[..., :1] < 0, -q, q)
+    norm = np.linalg.norm(q, axis=-1, keepdims=True) if xp is np else q.norm(dim=-1, keepdim=True)
+    return q / norm
 
 
 def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:

@@ -175,4 +175,6 @@ def test_inconsistent_spec_is_refused_at_registration(tmp_path):
         register_robot(RobotSpec(**{**good.__dict__, "control_modes": ("pd_ee_delta_pose",)}))
     with pytest.raises(ValueError, match="stiffness of 'toy_arm_bad' must be a positive number, got -1"):
         register_robot(RobotSpec(**{**good.__dict__, "stiffness": -1.0}))
+    with pytest.raises(ValueError, match=r"ee_max_rot of 'toy_arm_bad' must be < pi / sqrt\(3\) rad .*got 2.0"):
+        register_robot(RobotSpec(**{**good.__dict__, "ee_max_rot": 2.0}))
     assert "toy_arm_bad" not in robosim.list_robots()

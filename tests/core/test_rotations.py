@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from robosim.core.rotations import (FixedAxisRotation, axis_angle_matrix, check_unit_quats, matmul3,
+from robosim.core.rotations import (axis_angle_matrix, check_unit_quats, matmul3,
                                     matrix_to_quat, matvec3, quat_to_matrix, quat_yaw, rotation_between, rotation_log,
                                     rpy_to_matrix, wrap_angle, yaw_quat, yaw_then_quat)
 
@@ -85,15 +85,6 @@ def test_wrap_angle_to_minus_pi_inclusive_pi_exclusive():
                                t([-0.5 * math.pi, -math.pi, -math.pi, 0.25, -0.5 * math.pi]), atol=1e-12, rtol=0)
 
 
-def test_fixed_axis_rotation_is_bit_identical_to_axis_angle_matrix():
-    gen = torch.Generator().manual_seed(0)
-    axis = torch.randn(3, generator=gen, dtype=torch.float64)
-    axis = axis / axis.norm()
-    angles = torch.rand(64, generator=gen, dtype=torch.float64) * 8 - 4
-    assert torch.equal(FixedAxisRotation(axis)(angles), axis_angle_matrix(axis, angles))
-    assert torch.equal(FixedAxisRotation(axis)(angles.float()), axis_angle_matrix(axis.float(), angles.float()))
-
-
 def test_results_do_not_depend_on_the_batch_size():
     gen = torch.Generator().manual_seed(1)
     q = torch.randn(33, 4, generator=gen)
@@ -103,6 +94,20 @@ def test_results_do_not_depend_on_the_batch_size():
         assert torch.equal(quat_to_matrix(q[k:k + 1]), m[k:k + 1])
         assert torch.equal(matrix_to_quat(m[k:k + 1]), matrix_to_quat(m)[k:k + 1])
         assert torch.equal(rotation_log(m[k:k + 1]), rotation_log(m)[k:k + 1])
+
+
+def test_numpy_arguments_give_the_torch_results_and_do_not_depend_on_the_batch_size():
+    gen = torch.Generator().manual_seed(2)
+    q = torch.randn(33, 4, generator=gen, dtype=torch.float64)
+    m = quat_to_matrix(q / q.norm(dim=1, keepdim=True))
+    v = torch.randn(33, 3, generator=gen, dtype=torch.float64)
+    mn, vn = m.numpy(), v.numpy()
+    np.testing.assert_allclose(matrix_to_quat(mn), matrix_to_quat(m).numpy(), atol=1e-15, rtol=0)
+    np.testing.assert_allclose(matmul3(mn, mn[::-1]), matmul3(m, m.flip(0)).numpy(), atol=1e-15, rtol=0)
+    np.testing.assert_allclose(matvec3(mn, vn), matvec3(m, v).numpy(), atol=1e-15, rtol=0)
+    for k in (0, 7, 32):
+        assert np.array_equal(matrix_to_quat(mn[k:k + 1]), matrix_to_quat(mn)[k:k + 1])
+        assert np.array_equal(matvec3(mn[k:k + 1], vn[k:k + 1]), matvec3(mn, vn)[k:k + 1])
 
 
 def test_check_unit_quats_returns_norms_or_names_the_row():
