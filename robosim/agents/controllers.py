@@ -7,6 +7,7 @@ base). Units: m, rad.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from robosim.agents.kinematics import SerialChain
@@ -14,34 +15,25 @@ from robosim.agents.kinematics import SerialChain
 CONTROL_MODES = ("pd_joint_pos", "pd_joint_delta_pos", "pd_ee_delta_pos", "pd_ee_delta_pose")
 
 
-def _solve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """torch.linalg.solve(a, b) for a batch of small systems, bit-identical to it, without
-    waking torch's intra-op threads.
-
-    A batched LU factorization spreads its matrices over the intra-op thread pool once
-    the batch is larger than (threads x 1) matrices of rank < 15. In the step loop the
-    pool is asleep after the physics substeps; waking it cost 4-8 ms per call on the
-    2-core project machine, and the woken thread then spins and slows the next PhysX
-    substeps too (measured: pd_ee_delta_pose at N=64, 27 ms -> 18 ms per control step).
-    Factorizing chunks of at most `threads` matrices keeps every call on this thread;
-    the per-matrix LAPACK calls, and so the results, are the same as linalg.solve's
-    (which is lu_factor followed by lu_solve)."""
-    if a.device.type != "cpu":
-        return torch.linalg.solve_ex(a, b)[0]   # solve() checks for errors: a device sync
-    chunk = max(1, torch.get_num_threads())
-    if a.shape[0] <= chunk:
-        return torch.linalg.solve(a, b)
-    parts = [torch.linalg.lu_factor(a[i:i + chunk]) for i in range(0, a.shape[0], chunk)]
-    lu = torch.cat([p[0] for p in parts])
-    pivots = torch.cat([p[1] for p in parts])
-    return torch.linalg.lu_solve(lu, pivots, b)
-
-
 def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float = 0.05) -> torch.Tensor:
-    """Joint step (B, dof) that best moves the tip by `error` (B, k) given jac (B, k, dof)."""
+    """Joint step (B, dof) that best moves the tip by `error` (B, k) given jac (B, k, dof):
+    J^T (J J^T + damping^2 I)^-1 error, in jac's dtype and on its device.
+
+    On CPU the math runs in numpy: its stacked matmul and solve handle each env's small
+    matrices with the same per-matrix LAPACK/BLAS calls whatever the batch size, cost
+    microseconds for one env instead of torch's per-op overhead, and never wake torch's
+    intra-op thread pool (a batched torch LU spread over it stalled 4-8 ms per call next
+    to the PhysX threads on the 2-core project machine, docs/performance.md step 4)."""
+    if jac.device.type == "cpu":
+        j, e = jac.numpy(), error.numpy()
+        jjt = j @ j.swapaxes(-1, -2)
+        a = jjt + damping**2 * np.eye(jjt.shape[-1], dtype=jjt.dtype)
+        return torch.from_numpy((j.swapaxes(-1, -2) @ np.linalg.solve(a, e[..., None]))[..., 0])
     jjt = jac @ jac.transpose(-1, -2)
     eye = torch.eye(jac.shape[-2], dtype=jac.dtype, device=jac.device).expand_as(jjt)
-    return (jac.transpose(-1, -2) @ _solve(jjt + damping**2 * eye, error.unsqueeze(-1))).squeeze(-1)
+    # solve_ex: solve() checks for errors, a device synchronization
+    x = torch.linalg.solve_ex(jjt + damping**2 * eye, error.unsqueeze(-1))[0]
+    return (jac.transpose(-1, -2) @ x).squeeze(-1)
 
 
 class ArmController:
