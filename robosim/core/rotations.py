@@ -76,31 +76,67 @@ def axis_angle_matrix(axis: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
 
 
 # -- quaternions <-> matrices -----------------------------------------------------------
+# Shepperd's method, table-driven: diagonal k of the 4 candidates is 1 + s_k . (m00, m11, m22);
+# the off-diagonal sums p = [m21 - m12, m02 - m20, m10 - m01, m01 + m10, m02 + m20, m12 + m21]
+# are flat[_P_LEFT] + _P_SIGN * flat[_P_RIGHT]; candidate k's quaternion is
+# [big, p / (4 big)][_CANDIDATE[k]] (index 0: big itself).
+_DIAG_SIGNS = ((1.0, 1.0, 1.0), (1.0, -1.0, -1.0), (-1.0, 1.0, -1.0), (-1.0, -1.0, 1.0))
+_P_LEFT, _P_RIGHT, _P_SIGN = (7, 2, 3, 1, 2, 5), (5, 6, 1, 3, 6, 7), (-1.0, -1.0, -1.0, 1.0, 1.0, 1.0)
+_CANDIDATE = ((0, 1, 2, 3), (1, 0, 4, 5), (2, 4, 0, 6), (3, 5, 6, 0))
+
+
 def matrix_to_quat(m: Array) -> Array:
     """(..., 3, 3) rotation -> (..., 4) unit quaternion wxyz with w >= 0, torch or numpy
     (float64 numpy is how robosim computes TCP orientations on CPU).
 
     Shepperd's method: derive the quaternion from its largest component, so no
     component comes from the square root of a rounding error."""
-    xp = np if isinstance(m, np.ndarray) else torch
-    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
-    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
-    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    diag = xp.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
-    big = xp.sqrt(xp.maximum(diag, xp.full_like(diag, 1e-12))) * 0.5   # candidate |w|, |x|, |y|, |z|
-    four = 4 * big
-    candidates = [
-        [big[..., 0], (m21 - m12) / four[..., 0], (m02 - m20) / four[..., 0], (m10 - m01) / four[..., 0]],
-        [(m21 - m12) / four[..., 1], big[..., 1], (m01 + m10) / four[..., 1], (m02 + m20) / four[..., 1]],
-        [(m02 - m20) / four[..., 2], (m01 + m10) / four[..., 2], big[..., 2], (m12 + m21) / four[..., 2]],
-        [(m10 - m01) / four[..., 3], (m02 + m20) / four[..., 3], (m12 + m21) / four[..., 3], big[..., 3]],
-    ]
-    choice = xp.argmax(diag, -1)
-    q = xp.stack([xp.where(choice == 0, c0, xp.where(choice == 1, c1, xp.where(choice == 2, c2, c3)))
-                  for c0, c1, c2, c3 in zip(*candidates)], -1)
+    if isinstance(m, np.ndarray):
+        xp, cat = np, np.concatenate
+
+        def take(a, index):
+            return np.take_along_axis(a, index, -1)
+    else:
+        xp, cat = torch, torch.cat
+
+        def take(a, index):
+            return torch.gather(a, -1, index)
+    const = _quat_tables(m)
+    flat = m.reshape(*m.shape[:-2], 9)
+    signs = const["signs"]
+    diag = ((1 + signs[:, 0] * flat[..., 0:1]) + signs[:, 1] * flat[..., 4:5]) + signs[:, 2] * flat[..., 8:9]
+    choice = xp.argmax(diag, -1)[..., None]                              # (..., 1)
+    chosen = take(diag, choice)
+    big = xp.sqrt(xp.maximum(chosen, xp.full_like(chosen, 1e-12))) * 0.5  # |largest component|
+    pairs = flat[..., const["left"]] + const["psign"] * flat[..., const["right"]]
+    values = cat([big, pairs / (4 * big)], -1)                          # (..., 7)
+    index = const["cand"][choice[..., 0]]
+    q = take(values, index)
     q = xp.where(q[..., :1] < 0, -q, q)
     norm = np.linalg.norm(q, axis=-1, keepdims=True) if xp is np else q.norm(dim=-1, keepdim=True)
     return q / norm
+
+
+_QUAT_TABLES: dict = {}
+
+
+def _quat_tables(like: Array) -> dict:
+    """matrix_to_quat's tables as arrays like `like` (numpy, or tensors on its device),
+    made once per (kind, dtype, device)."""
+    is_numpy = isinstance(like, np.ndarray)
+    key = (is_numpy, like.dtype, None if is_numpy else like.device)
+    tables = _QUAT_TABLES.get(key)
+    if tables is None:
+        if is_numpy:
+            def make(values, real):
+                return np.asarray(values, dtype=like.dtype if real else np.int64)
+        else:
+            def make(values, real):
+                return torch.tensor(values, dtype=like.dtype if real else torch.int64, device=like.device)
+        tables = _QUAT_TABLES[key] = {
+            "signs": make(_DIAG_SIGNS, True), "left": make(_P_LEFT, False), "right": make(_P_RIGHT, False),
+            "psign": make(_P_SIGN, True), "cand": make(_CANDIDATE, False)}
+    return tables
 
 
 def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:

@@ -14,12 +14,15 @@ from robosim.core.rotations import (axis_angle_matrix, check_unit_quats, matmul3
                                     rpy_to_matrix, wrap_angle, yaw_quat, yaw_then_quat)
 
 H = math.sqrt(0.5)
-# (name, wxyz quaternion, matrix) of quarter turns about +x, +y, +z and a half turn about +x
+# (name, wxyz quaternion, matrix) of quarter turns about +x, +y, +z and half turns (each of
+# Shepperd's four branches: the largest of |w|, |x|, |y|, |z| picks the formula)
 QUARTER_TURNS = [
     ("x90", [H, H, 0.0, 0.0], [[1, 0, 0], [0, 0, -1], [0, 1, 0]]),
     ("y90", [H, 0.0, H, 0.0], [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]),
     ("z90", [H, 0.0, 0.0, H], [[0, -1, 0], [1, 0, 0], [0, 0, 1]]),
     ("x180", [0.0, 1.0, 0.0, 0.0], [[1, 0, 0], [0, -1, 0], [0, 0, -1]]),
+    ("y180", [0.0, 0.0, 1.0, 0.0], [[-1, 0, 0], [0, 1, 0], [0, 0, -1]]),
+    ("z180", [0.0, 0.0, 0.0, 1.0], [[-1, 0, 0], [0, -1, 0], [0, 0, 1]]),
     ("identity", [1.0, 0.0, 0.0, 0.0], [[1, 0, 0], [0, 1, 0], [0, 0, 1]]),
 ]
 IDS = [name for name, _, _ in QUARTER_TURNS]
@@ -33,6 +36,7 @@ def t(values) -> torch.Tensor:
 def test_quaternion_to_matrix_and_back(name, quat, matrix):
     torch.testing.assert_close(quat_to_matrix(t([quat])), t([matrix]), atol=1e-15, rtol=0)
     torch.testing.assert_close(matrix_to_quat(t([matrix])), t([quat]), atol=1e-15, rtol=0)
+    np.testing.assert_allclose(matrix_to_quat(np.array([matrix], dtype=np.float64)), [quat], atol=1e-15, rtol=0)
 
 
 def test_quat_to_matrix_normalizes_and_matrix_to_quat_picks_w_at_least_zero():
