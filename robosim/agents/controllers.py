@@ -25,7 +25,7 @@ def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float 
     intra-op thread pool (a batched torch LU spread over it stalled 4-8 ms per call next
     to the PhysX threads on the 2-core project machine, docs/performance.md step 4)."""
     if jac.device.type == "cpu":
-        j, e = jac.numpy(), error.numpy()
+        j, e = jac.detach().numpy(), error.detach().numpy()
         jjt = j @ j.swapaxes(-1, -2)
         a = jjt + damping**2 * np.eye(jjt.shape[-1], dtype=jjt.dtype)
         return torch.from_numpy((j.swapaxes(-1, -2) @ np.linalg.solve(a, e[..., None]))[..., 0])

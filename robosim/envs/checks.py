@@ -17,7 +17,8 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
 
 
 def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    """Convert a torch/numpy float array of exactly `shape` to float32 on device."""
+    """Convert a torch/numpy float array of exactly `shape` to float32 on device,
+    detached (an env does not carry gradients: a policy's output may be passed as is)."""
     if isinstance(value, np.ndarray):
         value = torch.from_numpy(value)
     if not isinstance(value, torch.Tensor):
@@ -32,7 +33,7 @@ def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch
     if value.device.type == "cpu" and not torch.isfinite(value).all():
         bad = (~torch.isfinite(value)).nonzero()[0].tolist()
         raise ValueError(f"{name} must be finite, got NaN/inf at index {bad}")
-    return value.to(device=device, dtype=torch.float32)
+    return value.detach().to(device=device, dtype=torch.float32)
 
 
 MAX_SEED = 2**63 - 1   # seeds are stored as int64

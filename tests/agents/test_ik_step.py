@@ -20,3 +20,16 @@ def test_the_step_solves_the_damped_normal_equations_row_by_row():
         for n in (1, 2, 8, 9, 32):
             assert torch.equal(damped_least_squares(jac[:n], error[:n]), step[:n])
         assert torch.equal(damped_least_squares(jac[20:21], error[20:21]), step[20:21])
+
+
+def test_a_policy_output_that_requires_grad_steps_an_ee_env():
+    import robosim
+
+    env = robosim.make("PickCube-v1", num_envs=2, control_mode="pd_ee_delta_pose")
+    try:
+        env.reset(seed=0)
+        weight = torch.ones(env.single_action_space.shape[0], requires_grad=True)
+        obs, reward, *_ = env.step(torch.full((2, weight.shape[0]), 0.1) * weight)
+        assert not obs.requires_grad and not reward.requires_grad and torch.isfinite(obs).all()
+    finally:
+        env.close()
