@@ -42,6 +42,13 @@ def _rgb_env(num_envs: int, res: int):
     return env, cameras
 
 
+def _submit_all_then_read(cameras) -> None:
+    for camera in cameras:
+        camera.take_picture()
+    for camera in cameras:
+        camera.get_picture("Color")
+
+
 def phases(num_envs: int) -> dict[str, float]:
     import numpy as np
     import torch
@@ -60,19 +67,13 @@ def phases(num_envs: int) -> dict[str, float]:
             camera.take_picture()
             camera.get_picture("Color")
 
-    def submit_all_then_read():
-        for camera in cameras:
-            camera.take_picture()
-        for camera in cameras:
-            camera.get_picture("Color")
-
     pictures = [c.get_picture("Color") for c in cameras]
     return {
         "rgb step": _median_ms(lambda: env.step(action), 20),
         "state step": _median_ms(lambda: state_env.step(action), 20),
         "update_render, every env": _median_ms(lambda: [s.update_render() for s in env.parts.sim.sub_scenes], 40),
         "pictures one env at a time": _median_ms(one_at_a_time, 20),
-        "pictures all submitted, then read": _median_ms(submit_all_then_read, 20),
+        "pictures all submitted, then read": _median_ms(lambda: _submit_all_then_read(cameras), 20),
         "uint8 conversion + stack": _median_ms(lambda: np.stack([to_uint8(p) for p in pictures]), 40),
     }
 
@@ -85,14 +86,7 @@ def per_picture(shader: str) -> dict[str, float]:
     out = {}
     for res in RESOLUTIONS:
         env, cameras = _rgb_env(4, res)
-
-        def submit_all_then_read():
-            for camera in cameras:
-                camera.take_picture()
-            for camera in cameras:
-                camera.get_picture("Color")
-
-        out[f"{res}x{res}"] = _median_ms(submit_all_then_read, 20, divide=len(cameras))
+        out[f"{res}x{res}"] = _median_ms(lambda: _submit_all_then_read(cameras), 20, divide=len(cameras))
         env.close()
     return out
 

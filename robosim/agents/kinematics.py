@@ -18,6 +18,9 @@ from robosim.agents.chain_program import ChainLink, compile_chain
 from robosim.core.rotations import rpy_to_matrix
 
 
+_POSE_VALUES = 12   # a program's first outputs: tip position (3), rotation (9); then the Jacobian
+
+
 def _floats(text: str | None, default: tuple[float, float, float]) -> tuple[float, float, float]:
     return tuple(float(v) for v in text.split()) if text else default  # type: ignore[return-value]
 
@@ -65,6 +68,10 @@ class SerialChain:
         self.dof = len(self.joint_names)
         # (FK only, FK + Jacobian), compiled on first use
         self._programs: dict[bool, object] = {}
+        # once a Jacobian was asked for (an end-effector controller drives this chain),
+        # every evaluation includes it: the next step's IK then reuses the FK that
+        # evaluate/obs computed at the same q instead of running the chain again
+        self._with_jacobian = False
         # (version, q, values (B, K)) of the last evaluation: one control step asks for
         # the same q's FK several times (reward, success, obs, the next step's IK Jacobian)
         self._last: tuple | None = None
@@ -109,9 +116,11 @@ class SerialChain:
         Calls with and without a version can be mixed: the last q is kept either way."""
         if q.ndim != 2 or q.shape[1] != self.dof:
             raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
+        self._with_jacobian |= jacobian
+        jacobian = self._with_jacobian
         last = self._last
         if (last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype
-                and last[1].device == q.device and (last[2].shape[1] > 12 or not jacobian)):
+                and last[1].device == q.device and (last[2].shape[1] > _POSE_VALUES or not jacobian)):
             if version is not None and last[0] == version:
                 return last[2]
             if q.device.type == "cpu" and torch.equal(last[1], q):
@@ -126,12 +135,12 @@ class SerialChain:
         """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3).
         `version`: see `_cached`."""
         values = self._cached(q, version, jacobian=False)
-        return values[:, :3].clone(), values[:, 3:12].reshape(-1, 3, 3).clone()
+        return values[:, :3].clone(), values[:, 3:_POSE_VALUES].reshape(-1, 3, 3).clone()
 
     def jacobian(self, q: torch.Tensor, version: int | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Geometric Jacobian (B, 6, dof) of the tip in the root frame [linear; angular],
         with the tip position (B, 3) and rotation (B, 3, 3)."""
         values = self._cached(q, version, jacobian=True)
-        return (values[:, 12:].reshape(-1, 6, self.dof).clone(), values[:, :3].clone(),
-                values[:, 3:12].reshape(-1, 3, 3).clone())
+        return (values[:, _POSE_VALUES:].reshape(-1, 6, self.dof).clone(), values[:, :3].clone(),
+                values[:, 3:_POSE_VALUES].reshape(-1, 3, 3).clone())

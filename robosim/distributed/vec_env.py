@@ -13,8 +13,9 @@ outputs follow the single-process contract (docs/vector.md). Every input is chec
 on the driver before any worker is called, so bad input changes nothing anywhere.
 
 A worker whose process dies (crash, SIGKILL, OOM) is restarted by Ray; its envs are
-rebuilt and reset (seeded from each env's last reset seed and the restart count), that step reports them truncated (reward 0) with
-info["worker_restarted"] (bool (N,), present on that step only), and the run goes on.
+rebuilt and reset (seeded from each env's last reset seed and the restart count),
+that step reports them truncated (reward 0) with info["worker_restarted"] (bool (N,),
+present on that step only), and the run goes on.
 NEXT_STEP and DISABLED: their obs/info rows are the last ones the driver returned;
 NEXT_STEP resets them on the next step, DISABLED waits for reset_mask. SAME_STEP: the
 rows are the new episodes' and final_obs/final_info hold the last returned rows.

@@ -120,9 +120,10 @@ class VecShardWorker(ShardHost):
 
     def recover(self, seeds: list[int] | None) -> tuple:
         """After Ray restarted this process: build, reset every env with `seeds` (one per
-        env of the shard, from the driver: the old streams died with the process) and, except in SAME_STEP, mark every env as ended
-        so the vector env's own rules apply next (NEXT_STEP resets them on the next
-        step, DISABLED waits for reset_mask). Returns numpy (obs, info)."""
+        env of the shard, from the driver: the old streams died with the process) and,
+        except in SAME_STEP, mark every env as ended so the vector env's own rules apply
+        next (NEXT_STEP resets them on the next step, DISABLED waits for reset_mask).
+        Returns numpy (obs, info)."""
         from gymnasium.vector import AutoresetMode
 
         self.build()

@@ -68,3 +68,23 @@ def test_the_jacobian_is_the_derivative_of_the_forward_kinematics(chain):
 def test_a_q_of_the_wrong_width_is_refused(chain):
     with pytest.raises(ValueError, match=rf"q must be \(B, {chain.dof}\) joint positions, got shape \(2, {chain.dof + 1}\)"):
         chain.forward(torch.zeros(2, chain.dof + 1, dtype=torch.float64))
+
+
+def test_the_jacobian_program_gives_the_fk_program_s_pose_bit_for_bit(chain):
+    q = random_q(chain, 9, seed=3)
+    qn = q.numpy()
+    args = [np.ascontiguousarray(col) for pair in zip(np.cos(qn).T, np.sin(qn).T) for col in pair]
+    fk, fk_and_jacobian = compile_chain(chain._links, jacobian=False)(*args), compile_chain(chain._links, True)(*args)
+    assert len(fk) == 12
+    for a, b in zip(fk, fk_and_jacobian[:12]):
+        assert np.array_equal(np.broadcast_to(a, (9,)), np.broadcast_to(b, (9,)))
+
+
+def test_once_a_jacobian_was_asked_for_the_step_s_fk_serves_the_next_ik(chain):
+    q = random_q(chain, 4, seed=4)
+    chain.jacobian(q)                      # an end-effector controller drives the chain
+    chain.forget()
+    chain.forward(q, version=7)            # evaluate / obs at the step's physics version
+    values = chain._last[2]
+    jac = chain.jacobian(q, version=7)[0]  # the next step's IK, same version: no second evaluation
+    assert chain._last[2] is values and jac.shape == (4, 6, chain.dof)
