@@ -1,6 +1,7 @@
 """A policy for the signal tests: seeded random actions until the run has written
 PAUSE_AFTER_EPISODES finished episode files, then it creates `paused` in the working
-directory and sleeps in Python until a signal ends the process.
+directory and sleeps in Python until a signal ends the process or the `paused` file is
+gone (the test deleted the directory); then it goes on with random actions.
 
 So the test signals a run that is provably at its moment (inside the episode loop, with
 that many episodes on disk) however fast or loaded the machine is: a run can neither
@@ -27,13 +28,16 @@ def finished_episodes(directory: str) -> int:
 def factory(env):
     need = int(os.environ["PAUSE_AFTER_EPISODES"])
     act = random(env)
+    resumed = False
 
     def policy(obs):
-        if finished_episodes(os.getcwd()) >= need:
+        nonlocal resumed
+        if not resumed and finished_episodes(".") >= need:
             with open("paused", "w"):
                 pass
-            while True:          # the signal's handler runs between these sleeps
+            while os.path.exists("paused"):     # a signal's handler runs between these sleeps
                 time.sleep(0.01)
+            resumed = True
         return act(obs)
 
     return policy

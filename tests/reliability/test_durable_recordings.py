@@ -97,10 +97,14 @@ def test_read_only_directory_is_refused_before_anything_runs(mount):
 
 
 def test_directory_deleted_mid_run_exits_non_zero(tmp_path):
+    """The run pauses with one episode on disk, so nothing writes while the directory is
+    deleted; deleting `paused` with it lets the run go on into the missing directory."""
     directory = tmp_path / "out"
     directory.mkdir()
-    child = subprocess.Popen(EVAL, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_for(lambda: len(_parts(directory)) >= 1, child)
+    child = subprocess.Popen(PAUSING, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=_pausing_env(1))
+    _wait_for(lambda: (directory / "paused").exists(), child)
+    assert len(_parts(directory)) >= 1
     shutil.rmtree(directory)
     out, err = child.communicate(timeout=600)
     assert child.returncode == 1, (child.returncode, err[-2000:])
@@ -121,6 +125,12 @@ MOMENTS = {"before any episode ended": 0, "after the first episodes": 1, "near t
 PAUSING = [*EVAL[:EVAL.index("--policy") + 1], "pausing_policy:factory", *EVAL[EVAL.index("--policy") + 2:]]
 
 
+def _pausing_env(episodes: int) -> dict:
+    """Environment for a PAUSING run that pauses once `episodes` episode files are on disk."""
+    return dict(os.environ, PAUSE_AFTER_EPISODES=str(episodes),
+                PYTHONPATH=os.pathsep.join([os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")]))
+
+
 def _start_and_signal(directory, sig: int) -> dict:
     """Start one eval per moment (in parallel: startup dominates). Each run's policy pauses
     once its moment is on disk (tests/reliability/pausing_policy.py) and is signalled there,
@@ -130,10 +140,8 @@ def _start_and_signal(directory, sig: int) -> dict:
     for k, (moment, need) in enumerate(MOMENTS.items()):
         d = directory / f"m{k}"
         d.mkdir()
-        env = dict(os.environ, PAUSE_AFTER_EPISODES=str(need),
-                   PYTHONPATH=os.pathsep.join([os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")]))
         runs[moment] = (d, subprocess.Popen(PAUSING, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                            text=True, env=env))
+                                            text=True, env=_pausing_env(need)))
     seen, pending = {}, dict(runs)
     while pending:
         for moment, (d, child) in list(pending.items()):
