@@ -64,6 +64,8 @@ class Args:
     epochs: int = arg(4, "passes over each rollout")
     minibatches: int = arg(4, "minibatches per epoch")
     lr: float = arg(3e-4, "Adam learning rate")
+    anneal_lr: bool = arg(False, "decay the learning rate linearly from --lr to 0 over --total-steps",
+                          action="store_true")
     gamma: float = arg(0.95, "discount")
     gae_lambda: float = arg(0.95, "GAE lambda")
     clip: float = arg(0.2, "surrogate clipping coefficient")
@@ -246,6 +248,8 @@ def main(argv: list[str] | None = None) -> dict:
                 if args.stop_success is not None and success >= args.stop_success:
                     break
             iteration += 1
+            if args.anneal_lr:
+                optimizer.param_groups[0]["lr"] = args.lr * (1 - env_steps / args.total_steps)
             seconds.clear()
             iteration_start = time.perf_counter()
 

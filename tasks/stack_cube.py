@@ -3,10 +3,16 @@
 Success: A rests on B (xy offset <= 3.3 cm, height offset within 5 mm of 4 cm), A is
 still (|v| < 1 cm/s, |w| < 0.5 rad/s) and no longer held.
 
-Dense reward (in [-6, 0]; normalized_dense = dense / 6 in [-1, 0]): reaching A
-(1 - tanh(5 d)) + grasped + 2 * (1 - tanh(5 * A-to-place distance)) while grasped or on
-B + on B and released, shifted down by 6, so every non-success step pays <= -1, and
-exactly 0 on the success step: hovering never beats succeeding, for any discount."""
+Dense reward (in [-6, 0]; normalized_dense = dense / 6 in [-1, 0]), in two stages:
+- A not on B: reaching A (1 - tanh(5 d)) + grasped + 2 * (1 - tanh(5 * A-to-place
+  distance)) while grasped: at most 4;
+- A on B: 4 + letting go (1 once released, else the jaw opening as a fraction of the
+  fully open gap) + stillness (1 - tanh(10 |v| + |w|), v in m/s, w in rad/s of A):
+  so opening the jaws over B and holding A still pay, where holding A over B and
+  letting it go once paid the same (PPO settled on holding: docs/learning.md);
+shifted down by 6, so every non-success step pays < 0 (tests/rollout/
+test_rewards_that_learn.py checks it on scripted and random episodes), and exactly 0 on
+the success step: hovering never beats succeeding, for any discount."""
 from __future__ import annotations
 
 import torch
@@ -61,13 +67,15 @@ class StackCubeTask(Task):
     def dense_reward(self, info):
         tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
         pos_a, pos_b = self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3]
-        grasped = info["is_cube_a_grasped"].float()
-        on_b = info["is_cube_a_on_b"].float()
-        reward = 1 - torch.tanh(5 * (pos_a - tcp).norm(dim=1))
-        reward = reward + grasped
+        grasped = info["is_cube_a_grasped"]
         place = pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
-        reward = reward + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * torch.maximum(grasped, on_b)
-        reward = reward + on_b * (1 - grasped)
+        carry = 1 - torch.tanh(5 * (pos_a - tcp).norm(dim=1)) + grasped.float()
+        carry = carry + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * grasped.float()
+        opening = (self.robot.gripper_width(self.robot.view.qpos()) / self.robot.spec.gripper.width_open).clamp(0, 1)
+        letting_go = torch.where(grasped, opening, torch.ones_like(opening))
+        vel = self.cube_a.velocity()
+        still = 1 - torch.tanh(10 * vel[:, :3].norm(dim=1) + vel[:, 3:].norm(dim=1))
+        reward = torch.where(info["is_cube_a_on_b"], 4 + letting_go + still, carry)
         return torch.where(info["success"], torch.zeros_like(reward), reward - 6.0)
 
     def task_observations(self, info):

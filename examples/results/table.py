@@ -47,11 +47,17 @@ def reached(evals: list[dict], level: float) -> str:
     return "-" if hit is None else f"{hit['env_steps']:,} ({hit['wall_s']:,.0f} s)"
 
 
+# StackCube-v1 runs logged before its dense reward paid for opening the jaws over cube B
+# and for holding cube A still there (before that, holding A over B paid as much as
+# letting it go)
+STACK_HOLD_EQUALS_RELEASE = {"stack_ppo_dense"}
+
+
 def reward(name: str, config: dict) -> str:
-    """The reward mode, with the sparse convention the run was logged under."""
+    """The reward mode, with the sparse convention or dense version the run was logged under."""
     mode = config.get("reward_mode", "dense")
     if mode != "sparse":
-        return mode
+        return "dense (old: holding = letting go)" if name in STACK_HOLD_EQUALS_RELEASE else mode
     return "sparse 1/0 (old)" if name in SPARSE_ONE_ZERO else "sparse -1/0"
 
 

@@ -61,3 +61,25 @@ def test_success_pays_most_and_hovering_never_wins(task_id):
             succeed = prefix + g ** k * r_scripted[k, env_i].item()
             hover_forever = prefix + g ** k * r_max_non_success / (1 - g)
             assert hover_forever < succeed, (task_id, g)
+
+
+def test_stack_cube_pays_for_letting_go_over_cube_b():
+    """Holding cube A on B pays less than having let go of it there (before the success
+    step): a learner that reaches B with A in hand has a reason to open the jaws."""
+    env = robosim.make("StackCube-v1", num_envs=2)
+    try:
+        env.reset(seed=4)
+        solution = env.task.solution_policy()
+        held, released = {}, {}
+        for _ in range(env.max_episode_steps):
+            _, reward, _, _, info = env.step(solution())
+            for i in range(2):
+                if info["success"][i] or not info["is_cube_a_on_b"][i]:
+                    continue
+                bucket = held if info["is_cube_a_grasped"][i] else released
+                bucket.setdefault(i, []).append(float(reward[i]))
+        assert held and released, (held, released)
+        for i in set(held) & set(released):
+            assert min(released[i]) > max(held[i]), (i, held[i], released[i])
+    finally:
+        env.close()
