@@ -92,6 +92,10 @@ def matrix_to_quat(m: Array) -> Array:
     Shepperd's method: derive the quaternion from its largest component, so no
     component comes from the square root of a rounding error."""
     if isinstance(m, np.ndarray):
+        if m.shape == (1, 3, 3) and m.dtype == np.float64:   # one TCP pose a step: Python floats
+            flat = m.reshape(9).tolist()
+            if math.isfinite(sum(flat)):   # (numpy's argmax ranks nan first; max() does not)
+                return np.array([_matrix_to_quat_floats(flat)])
         xp, cat = np, np.concatenate
 
         def take(a, index):
@@ -115,6 +119,23 @@ def matrix_to_quat(m: Array) -> Array:
     q = xp.where(q[..., :1] < 0, -q, q)
     norm = np.linalg.norm(q, axis=-1, keepdims=True) if xp is np else q.norm(dim=-1, keepdim=True)
     return q / norm
+
+
+def _matrix_to_quat_floats(f: list[float]) -> list[float]:
+    """matrix_to_quat of one row-major float64 matrix `f` (9 floats) in Python floats: the
+    same IEEE operations in the same order as the numpy path (argmax takes the first
+    largest; numpy sums the 4 squares left to right), so the same bits
+    (tests/core/test_rotations.py compares them)."""
+    diag = [((1 + s0 * f[0]) + s1 * f[4]) + s2 * f[8] for s0, s1, s2 in _DIAG_SIGNS]
+    k = max(range(4), key=diag.__getitem__)
+    big = math.sqrt(max(diag[k], 1e-12)) * 0.5
+    four = 4 * big
+    values = [big, *((f[a] + s * f[b]) / four for a, b, s in zip(_P_LEFT, _P_RIGHT, _P_SIGN))]
+    q = [values[i] for i in _CANDIDATE[k]]
+    if q[0] < 0:
+        q = [-v for v in q]
+    norm = math.sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
+    return [v / norm for v in q]
 
 
 _QUAT_TABLES: dict = {}

@@ -23,6 +23,9 @@ from robosim.envs.protocol import BatchedEnvCore
 from robosim.vector.episode_tracker import EpisodeTracker
 
 
+_NOT_FLAGS = ("success", "is_success", "fail")
+
+
 def load_policy_factory(spec: str) -> Callable:
     """"package.module:callable" -> the callable (raises ValueError naming the problem)."""
     factory = import_object(spec, "policy", example="module:callable")
@@ -44,11 +47,14 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
 
 @dataclass
 class EvalResult:
-    """Per-episode success (ever succeeded), return (sum of rewards) and length (steps)."""
+    """Per-episode success (ever succeeded), return (sum of rewards) and length (steps);
+    `flags`: for every other boolean (N,) entry of the step info (a task's stages, such as
+    is_grasped), whether it was true at any step of each episode."""
 
     success: list[bool] = field(default_factory=list)
     returns: list[float] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
+    flags: dict[str, list[bool]] = field(default_factory=dict)
 
     @property
     def episodes(self) -> int:
@@ -66,7 +72,9 @@ class EvalResult:
         return (f"success rate:   {self.success_rate:.1%} ({sum(self.success)}/{self.episodes}), "
                 f"95% CI [{low:.1%}, {high:.1%}] (Wilson)\n"
                 f"mean return:    {mean_ret:.3f} (std {std_ret:.3f})\n"
-                f"episode length: {sum(self.lengths) / n:.1f} steps (mean)")
+                f"episode length: {sum(self.lengths) / n:.1f} steps (mean)"
+                + "".join(f"\n{'ever ' + key + ':':<15} {sum(v) / n:.1%} ({sum(v)}/{self.episodes})"
+                          for key, v in self.flags.items()))
 
 
 def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, seed: int = 0,
@@ -75,7 +83,8 @@ def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, s
     autoresets: a BaseEnv, a RecordEpisode, a ShardedEvalEnv) until `episodes` episodes end.
 
     Env i's k-th episode is seeded with seed + i + k * num_envs, so every episode has its
-    own seed and the run is reproducible."""
+    own seed and the run is reproducible. The flags are the info's boolean (N,) entries
+    other than success, is_success and fail, tracked from the first step's info on."""
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be a positive int, got {episodes!r}")
     from tqdm import tqdm
@@ -88,6 +97,7 @@ def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, s
     # the env never autoresets: ended envs are reset here (or parked), as in DISABLED mode
     tracker = EpisodeTracker(n, "cpu", AutoresetMode.DISABLED)
     next_seed = seed + n
+    ever: dict[str, torch.Tensor] = {}   # flag -> bool (N,): true in env i's episode so far
     obs, _ = env.reset(seed=seed)
     with tqdm(total=episodes, desc="eval", unit="ep", disable=not progress) as bar:
         while result.episodes < episodes:
@@ -95,6 +105,11 @@ def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, s
             obs, reward, terminated, truncated, info = env.step(action)
             step = tracker.on_step(reward.detach().cpu(), terminated.detach().cpu(), truncated.detach().cpu(),
                                    success=info["success"].detach().cpu())
+            for key, value in info.items():
+                if (key not in _NOT_FLAGS and isinstance(value, torch.Tensor) and value.dtype == torch.bool
+                        and value.shape == (n,)):
+                    seen = ever.setdefault(key, torch.zeros(n, dtype=torch.bool))
+                    seen |= value.detach().cpu()
             done = step.done & counted
             if not done.any():
                 continue
@@ -103,6 +118,9 @@ def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, s
                 result.success.append(bool(step.finished["success_once"][i]))
                 result.returns.append(float(step.finished["return"][i]))
                 result.lengths.append(int(step.finished["episode_len"][i]))
+                for key, seen in ever.items():
+                    result.flags.setdefault(key, []).append(bool(seen[i]))
+                    seen[i] = False
             bar.update(len(idx))
             restart = []
             for i in idx:

@@ -114,6 +114,25 @@ def test_numpy_arguments_give_the_torch_results_and_do_not_depend_on_the_batch_s
         assert np.array_equal(matvec3(mn[k:k + 1], vn[k:k + 1]), matvec3(mn, vn)[k:k + 1])
 
 
+def test_one_numpy_matrix_gives_the_bits_of_its_row_in_a_batch():
+    """A (1, 3, 3) float64 matrix takes matrix_to_quat's Python-float path; its bits must
+    be those of the same matrix inside a batch (the numpy path), on every branch."""
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(2000, 4, generator=gen, dtype=torch.float64)
+    turns = [np.diag(d) for d in ([1.0, 1, 1], [1.0, -1, -1], [-1.0, 1, -1], [-1.0, -1, 1])]
+    near_half_turns = [quat_to_matrix(torch.tensor([[1e-9, *axis]], dtype=torch.float64)).numpy()[0]
+                       for axis in ([1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0.6, 0.8, 0])]
+    mats = np.concatenate([quat_to_matrix(q / q.norm(dim=1, keepdim=True)).numpy(), np.stack(turns + near_half_turns)])
+    batch = matrix_to_quat(mats)
+    branches = set()
+    for k in range(len(mats)):
+        one = matrix_to_quat(mats[k:k + 1])
+        assert one.shape == (1, 4) and one.dtype == np.float64
+        assert np.array_equal(one, batch[k:k + 1]), (k, one, batch[k])
+        branches.add(int(np.argmax(np.abs(batch[k]))))
+    assert branches == {0, 1, 2, 3}
+
+
 def test_check_unit_quats_returns_norms_or_names_the_row():
     assert check_unit_quats("pose", np.array([0.0, 0.6, 0.8, 0.0]), 1e-3) == pytest.approx(1.0, abs=1e-15)
     with pytest.raises(ValueError, match=r"pose quaternion must have unit norm \(\+-0.001\), got norm 2$"):

@@ -45,6 +45,25 @@ def test_scripted_policy_succeeds_and_returns_are_sums_of_rewards():
         env.close()
 
 
+def test_flags_say_which_stages_each_episode_reached():
+    """PickCube's scripted policy grasps and places in every episode it solves; zero
+    actions never grasp. The flags are per episode, in the order episodes ended."""
+    env = robosim.make("PickCube-v1", num_envs=2)
+    try:
+        solved = evaluate(env, scripted(env), episodes=3, seed=0)
+        idle = evaluate(env, lambda obs: torch.zeros(2, *env.single_action_space.shape), episodes=2, seed=0)
+    finally:
+        env.close()
+    assert set(solved.flags) >= {"is_grasped", "is_obj_placed", "is_robot_static"}
+    assert "success" not in solved.flags and "is_success" not in solved.flags and "fail" not in solved.flags
+    assert all(len(v) == 3 for v in solved.flags.values())
+    for k, success in enumerate(solved.success):
+        assert not success or (solved.flags["is_grasped"][k] and solved.flags["is_obj_placed"][k])
+    assert idle.flags["is_grasped"] == [False, False]
+    grasped = sum(solved.flags["is_grasped"])
+    assert f"ever is_grasped: {grasped / 3:.1%} ({grasped}/3)" in solved.summary()
+
+
 @pytest.mark.parametrize("spec, message", [
     ("no_colon", "must look like 'module:callable'"),
     ("not_a_module_xyz:f", "cannot be imported"),
