@@ -28,13 +28,14 @@ import time
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 import gymnasium as gym
+import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
 
 import robosim
 from robosim.core.tree import leaf_items
-from robosim.envs.registry import import_modules
+from robosim.envs.registry import get_task, import_modules
 from robosim.record import RecordEpisode
 from robosim.record.evaluate import evaluate
 from robosim.rollout import RolloutCollector, RunLog, compute_gae, flatten_obs, save_policy
@@ -72,6 +73,11 @@ class Args:
     ent_coef: float = arg(0.0, "entropy bonus coefficient")
     target_kl: float | None = arg(None, "stop an update's epochs once approx_kl > this (default: off)", type=float)
     hidden: int = arg(128, "hidden units of both MLPs")
+    demos: str | None = arg(None, "robosim demos file (robosim demos generate) of the same task, robot and "
+                            "control mode: every minibatch's loss adds --demo-coef x the squared error of the "
+                            "policy's mean action on as many demo steps (DAPG-style)", type=str)
+    demo_coef: float = arg(1.0, "weight of the demo term at the start; it decays linearly to 0 over --demo-steps")
+    demo_steps: int = arg(0, "env steps over which the demo term decays to 0 (0: --total-steps)")
     reward_mode: str = arg("dense", "the task's reward mode")
     eval_every: int = arg(10_000, "env steps between evaluations")
     eval_episodes: int = arg(32, "episodes per evaluation")
@@ -105,6 +111,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
         p.error(f"--video-size must be >= 16 pixels, got {args.video_size}")
     if args.video_every < 0:
         p.error(f"--video-every must be >= 0 (0: no videos), got {args.video_every}")
+    if args.demo_coef < 0 or args.demo_steps < 0:
+        p.error(f"--demo-coef and --demo-steps must be >= 0, got {args.demo_coef} and {args.demo_steps}")
     if args.target_kl is not None and not args.target_kl > 0:
         p.error(f"--target-kl must be > 0, got {args.target_kl}")
     return args
@@ -164,6 +172,24 @@ def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tenso
     return torch.cat([m for m, _ in pairs]), torch.cat([s for _, s in pairs])
 
 
+def load_demo_steps(path: str, eval_env, obs_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Every step of the demos in `path` as float32 raw flat observations (M, obs_dim) and
+    actions (M, A) (re-simulated by examples/bc.py's load_demos), and the number of
+    episodes; ValueError when they come from another task, robot or control mode than
+    `eval_env`."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
+    from bc import load_demos
+
+    demos = load_demos(path)
+    want = (type(eval_env.task).__name__, eval_env.robot.spec.name, eval_env.control_mode)
+    got = (get_task(demos.task_id).__name__, demos.make_kwargs.get("robot"), demos.make_kwargs.get("control_mode"))
+    obs = torch.from_numpy(np.concatenate(demos.obs)).float()
+    if got != want or obs.shape[1] != obs_dim:
+        raise ValueError(f"--demos must hold episodes of (task, robot, control mode) {want} with {obs_dim}-dim "
+                         f"observations, got {got} with {obs.shape[1]}-dim observations in {path!r}")
+    return obs, torch.from_numpy(np.concatenate(demos.actions)).float(), len(demos.obs)
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     if args.torch_threads > 0:
@@ -184,7 +210,13 @@ def main(argv: list[str] | None = None) -> dict:
 
     agent = ActorCritic(obs_dim, len(act_low), args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    log = RunLog(args.out, asdict(args), f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
+    try:
+        demo_obs, demo_actions, demo_episodes = (load_demo_steps(args.demos, eval_env, obs_dim) if args.demos
+                                                 else (None, None, 0))
+    except ValueError as err:
+        sys.exit(f"ppo.py: error: {err}")
+    demo_info = {"demo_episodes": demo_episodes, "demo_env_steps": len(demo_obs)} if args.demos else {}
+    log = RunLog(args.out, {**asdict(args), **demo_info}, f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
                  command=shlex.join(["python", "examples/ppo.py", *(sys.argv[1:] if argv is None else argv)]))
 
     # storage: row t of every (T, N) tensor is the transition (obs_t, action_t) -> (reward_t, next obs)
@@ -216,9 +248,11 @@ def main(argv: list[str] | None = None) -> dict:
         mean, std = flat_obs_stats(envs, space)
         return DeterministicActor(agent, mean, std, envs.clip_obs, act_low, act_high)
 
-    def run_eval(actor: DeterministicActor, env, episodes: int, seed: int) -> tuple[float, float]:
+    def run_eval(actor: DeterministicActor, env, episodes: int, seed: int) -> tuple[float, float, dict]:
+        """success rate, mean return, and {"eval_ever_<flag>": share of episodes} of the task's stages."""
         result = evaluate(env, lambda o: actor(flatten_obs(o)), episodes, seed=seed)
-        return result.success_rate, sum(result.returns) / result.episodes
+        flags = {f"eval_ever_{key}": sum(v) / result.episodes for key, v in result.flags.items()}
+        return result.success_rate, sum(result.returns) / result.episodes, flags
 
     def record_video(iteration: int) -> None:
         path = log.path(os.path.join("videos", f"iter{iteration:05d}.mp4"))
@@ -239,10 +273,10 @@ def main(argv: list[str] | None = None) -> dict:
         while env_steps < args.total_steps:
             if env_steps >= next_eval:
                 actor = deterministic_actor()
-                success, ret = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
+                success, ret, flags = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
                 save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
                 log.add_eval(env_steps, time.perf_counter() - start, success, ret, load_1min=os.getloadavg()[0],
-                             **collector.pop_episode_stats(), **stats)
+                             **flags, **collector.pop_episode_stats(), **stats)
                 bar.set_postfix(success=f"{success:.2f}")
                 next_eval += args.eval_every
                 if args.stop_success is not None and success >= args.stop_success:
@@ -291,7 +325,11 @@ def main(argv: list[str] | None = None) -> dict:
             t0 = time.perf_counter()
             n = b_obs.shape[0]
             size = max(1, n // args.minibatches)
-            clipfracs, epochs_run = [], 0
+            clipfracs, epochs_run, demo_loss = [], 0, torch.zeros(())
+            demo_weight = 0.0 if demo_obs is None else args.demo_coef * max(
+                0.0, 1 - env_steps / (args.demo_steps or args.total_steps))
+            if demo_weight > 0:   # demo observations normalized as the rollout's are now
+                demo_mean, demo_std = flat_obs_stats(envs, space)
             for _ in range(args.epochs):
                 for idx in torch.randperm(n).split(size):
                     dist = agent.dist(b_obs[idx])
@@ -307,6 +345,11 @@ def main(argv: list[str] | None = None) -> dict:
                     v_loss = 0.5 * (agent.value(b_obs[idx]) - b_returns[idx]).square().mean()
                     entropy = dist.entropy().sum(-1).mean()
                     loss = pg_loss + 0.5 * v_loss - args.ent_coef * entropy
+                    if demo_weight > 0:
+                        j = torch.randint(len(demo_obs), (len(idx),))
+                        x = ((demo_obs[j] - demo_mean) / demo_std).clamp(-envs.clip_obs, envs.clip_obs)
+                        demo_loss = (agent.actor_mean(x) - demo_actions[j]).square().sum(-1).mean()
+                        loss = loss + demo_weight * demo_loss
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
@@ -321,7 +364,8 @@ def main(argv: list[str] | None = None) -> dict:
             stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item(),
                      "approx_kl": approx_kl.item(), "old_approx_kl": old_approx_kl.item(),
                      "clipfrac": sum(clipfracs) / len(clipfracs), "explained_variance": explained_var,
-                     "epochs": epochs_run}
+                     "epochs": epochs_run, "lr": optimizer.param_groups[0]["lr"], **({"demo_loss": demo_loss.item(), "demo_weight": demo_weight}
+                                              if demo_obs is not None else {})}
             env_steps += batch
             bar.update(batch)
             if updates_csv is None:
@@ -338,14 +382,14 @@ def main(argv: list[str] | None = None) -> dict:
                             "policy": seconds.pop("sample") + seconds.pop("values"), **seconds})
 
     actor = deterministic_actor()
-    success, ret = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
+    success, ret, flags = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
     save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
     torch.save({"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "normalizer": envs.state_dict()},
                log.path("train_state.pt"))
     log.summary = {**log.summary, "final_success": success, "env_steps": env_steps,
                    "wall_s": round(time.perf_counter() - start, 2), "torch_threads": torch.get_num_threads()}
     log.add({"env_steps": env_steps, "wall_s": log.summary["wall_s"], "eval_success": success,
-             "eval_return": round(ret, 4), **collector.pop_episode_stats(), **stats})
+             "eval_return": round(ret, 4), **flags, **collector.pop_episode_stats(), **stats})
     updates_file.close()
     for env in (envs, eval_env, video_env):
         if env is not None:

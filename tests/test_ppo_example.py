@@ -84,3 +84,28 @@ def test_profile_and_video_every_write_their_files(ppo, tmp_path):
     assert sorted(os.listdir(out / "videos")) == ["iter00004.mp4", "iter00008.mp4"]
     for name in ("iter00004.mp4", "iter00008.mp4"):
         assert mp4_is_complete(str(out / "videos" / name))
+
+
+@pytest.fixture(scope="module")
+def reach_demos(tmp_path_factory):
+    """4 scripted Reach-v1 demos (robosim demos generate)."""
+    from robosim.cli import main
+    path = tmp_path_factory.mktemp("demos") / "reach4.h5"
+    assert main(["demos", "generate", "Reach-v1", "-n", "4", "--num-envs", "2", "--out", str(path)]) == 0
+    return path
+
+
+def test_demos_add_a_decaying_term_and_anneal_lr_reaches_zero(ppo, tmp_path, reach_demos):
+    out = tmp_path / "run"
+    ppo.main([*TINY, "--demos", str(reach_demos), "--demo-steps", "128", "--anneal-lr", "--out", str(out)])
+    rows = updates(out)
+    # weight 1 - env_steps / 128 at the start of each update (env_steps 0, 32, 64, ...), then 0
+    assert [r["demo_weight"] for r in rows] == [max(0.0, 1 - 32 * i / 128) for i in range(8)]
+    assert all(math.isfinite(r["demo_loss"]) and r["demo_loss"] > 0 for r in rows[:4])
+    assert [r["lr"] for r in rows] == [3e-4 * (1 - 32 * i / 256) for i in range(8)]   # --anneal-lr
+
+
+def test_demos_of_another_task_are_refused(ppo, tmp_path, reach_demos):
+    with pytest.raises(SystemExit, match=r"--demos must hold episodes of \(task, robot, control mode\) "
+                                         r"\('PushCubeTask'"):
+        ppo.main([*TINY, "--task", "PushCube-v1", "--demos", str(reach_demos), "--out", str(tmp_path / "run")])
