@@ -31,6 +31,7 @@ from torch import nn
 from tqdm import tqdm
 
 import robosim
+from robosim.envs.registry import get_task
 from robosim.record.evaluate import evaluate
 from robosim.record.trajectory import TrajectoryFile
 from robosim.rollout import RunLog, flatten_obs, save_policy
@@ -120,6 +121,21 @@ def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -
             bar.update(len(batch))
     env.close()
     return Demos(obs_of, [e.actions for e in episodes], traj.task_id, kwargs, diverged)
+
+
+def load_demo_steps(path: str, eval_env: Any, obs_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Every step of the demos in `path` as float32 raw flat observations (M, obs_dim) and
+    actions (M, A) (re-simulated by load_demos), and the number of
+    episodes; ValueError when they come from another task, robot or control mode than
+    `eval_env`."""
+    demos = load_demos(path)
+    want = (type(eval_env.task).__name__, eval_env.robot.spec.name, eval_env.control_mode)
+    got = (get_task(demos.task_id).__name__, demos.make_kwargs.get("robot"), demos.make_kwargs.get("control_mode"))
+    obs = torch.from_numpy(np.concatenate(demos.obs)).float()
+    if got != want or obs.shape[1] != obs_dim:
+        raise ValueError(f"--demos must hold episodes of (task, robot, control mode) {want} with {obs_dim}-dim "
+                         f"observations, got {got} with {obs.shape[1]}-dim observations in {path!r}")
+    return obs, torch.from_numpy(np.concatenate(demos.actions)).float(), len(demos.obs)
 
 
 class Normalizer(nn.Module):

@@ -28,14 +28,13 @@ import time
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 import gymnasium as gym
-import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
 
 import robosim
 from robosim.core.tree import leaf_items
-from robosim.envs.registry import get_task, import_modules
+from robosim.envs.registry import import_modules
 from robosim.record import RecordEpisode
 from robosim.record.evaluate import evaluate
 from robosim.rollout import RolloutCollector, RunLog, compute_gae, flatten_obs, save_policy
@@ -172,24 +171,6 @@ def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tenso
     return torch.cat([m for m, _ in pairs]), torch.cat([s for _, s in pairs])
 
 
-def load_demo_steps(path: str, eval_env, obs_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """Every step of the demos in `path` as float32 raw flat observations (M, obs_dim) and
-    actions (M, A) (re-simulated by examples/bc.py's load_demos), and the number of
-    episodes; ValueError when they come from another task, robot or control mode than
-    `eval_env`."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
-    from bc import load_demos
-
-    demos = load_demos(path)
-    want = (type(eval_env.task).__name__, eval_env.robot.spec.name, eval_env.control_mode)
-    got = (get_task(demos.task_id).__name__, demos.make_kwargs.get("robot"), demos.make_kwargs.get("control_mode"))
-    obs = torch.from_numpy(np.concatenate(demos.obs)).float()
-    if got != want or obs.shape[1] != obs_dim:
-        raise ValueError(f"--demos must hold episodes of (task, robot, control mode) {want} with {obs_dim}-dim "
-                         f"observations, got {got} with {obs.shape[1]}-dim observations in {path!r}")
-    return obs, torch.from_numpy(np.concatenate(demos.actions)).float(), len(demos.obs)
-
-
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     if args.torch_threads > 0:
@@ -210,12 +191,16 @@ def main(argv: list[str] | None = None) -> dict:
 
     agent = ActorCritic(obs_dim, len(act_low), args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    try:
-        demo_obs, demo_actions, demo_episodes = (load_demo_steps(args.demos, eval_env, obs_dim) if args.demos
-                                                 else (None, None, 0))
-    except ValueError as err:
-        sys.exit(f"ppo.py: error: {err}")
-    demo_info = {"demo_episodes": demo_episodes, "demo_env_steps": len(demo_obs)} if args.demos else {}
+    demo_obs = demo_actions = None
+    demo_info = {}
+    if args.demos:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
+        from bc import load_demo_steps
+        try:
+            demo_obs, demo_actions, episodes = load_demo_steps(args.demos, eval_env, obs_dim)
+        except ValueError as err:
+            sys.exit(f"ppo.py: error: {err}")
+        demo_info = {"demo_episodes": episodes, "demo_env_steps": len(demo_obs)}
     log = RunLog(args.out, {**asdict(args), **demo_info}, f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
                  command=shlex.join(["python", "examples/ppo.py", *(sys.argv[1:] if argv is None else argv)]))
 
