@@ -349,8 +349,9 @@ def main(argv: list[str] | None = None) -> dict:
             stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item(),
                      "approx_kl": approx_kl.item(), "old_approx_kl": old_approx_kl.item(),
                      "clipfrac": sum(clipfracs) / len(clipfracs), "explained_variance": explained_var,
-                     "epochs": epochs_run, "lr": optimizer.param_groups[0]["lr"], **({"demo_loss": demo_loss.item(), "demo_weight": demo_weight}
-                                              if demo_obs is not None else {})}
+                     "epochs": epochs_run, "lr": optimizer.param_groups[0]["lr"]}
+            if demo_obs is not None:
+                stats.update(demo_loss=demo_loss.item(), demo_weight=demo_weight)
             env_steps += batch
             bar.update(batch)
             if updates_csv is None:

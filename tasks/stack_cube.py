@@ -65,13 +65,14 @@ class StackCubeTask(Task):
         }
 
     def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        qpos = self.robot.view.qpos()
+        tcp = self.robot.tcp_pose(qpos)[:, :3]
         pos_a, pos_b = self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3]
         grasped = info["is_cube_a_grasped"]
         place = pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
         carry = 1 - torch.tanh(5 * (pos_a - tcp).norm(dim=1)) + grasped.float()
         carry = carry + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * grasped.float()
-        opening = (self.robot.gripper_width(self.robot.view.qpos()) / self.robot.spec.gripper.width_open).clamp(0, 1)
+        opening = (self.robot.gripper_width(qpos) / self.robot.spec.gripper.width_open).clamp(0, 1)
         letting_go = torch.where(grasped, opening, torch.ones_like(opening))
         vel = self.cube_a.velocity()
         still = 1 - torch.tanh(10 * vel[:, :3].norm(dim=1) + vel[:, 3:].norm(dim=1))

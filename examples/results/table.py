@@ -32,12 +32,11 @@ def learner(config: dict) -> str:
     """The learner's name from the command that ran it."""
     command = config["command"]
     if "examples/ppo.py" in command:
-        if config.get("demos") and "demo_episodes" in config:
-            return (f"built-in PPO + demo term ({config['demo_episodes']} scripted demos, "
-                    f"{config['demo_env_steps']:,} env steps)")
-        if config.get("demos"):
-            return "built-in PPO + demo term"
-        return "built-in PPO"
+        if not config.get("demos"):
+            return "built-in PPO"
+        counts = ("" if "demo_episodes" not in config else   # logged before the counts were
+                  f" ({config['demo_episodes']} scripted demos, {config['demo_env_steps']:,} env steps)")
+        return "built-in PPO + demo term" + counts
     if "examples/sac.py" in command:
         return "built-in SAC+HER" if config.get("her_ratio_used") else "built-in SAC"
     name = "SB3 PPO" if config.get("algo") == "ppo" else "SB3 SAC+HER"

@@ -97,19 +97,16 @@ def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, s
     # the env never autoresets: ended envs are reset here (or parked), as in DISABLED mode
     tracker = EpisodeTracker(n, "cpu", AutoresetMode.DISABLED)
     next_seed = seed + n
-    ever: dict[str, torch.Tensor] = {}   # flag -> bool (N,): true in env i's episode so far
     obs, _ = env.reset(seed=seed)
     with tqdm(total=episodes, desc="eval", unit="ep", disable=not progress) as bar:
         while result.episodes < episodes:
             action = policy(obs)
             obs, reward, terminated, truncated, info = env.step(action)
+            flags = {key: value.detach().cpu() for key, value in info.items()
+                     if key not in _NOT_FLAGS and isinstance(value, torch.Tensor) and value.dtype == torch.bool
+                     and value.shape == (n,)}
             step = tracker.on_step(reward.detach().cpu(), terminated.detach().cpu(), truncated.detach().cpu(),
-                                   success=info["success"].detach().cpu())
-            for key, value in info.items():
-                if (key not in _NOT_FLAGS and isinstance(value, torch.Tensor) and value.dtype == torch.bool
-                        and value.shape == (n,)):
-                    seen = ever.setdefault(key, torch.zeros(n, dtype=torch.bool))
-                    seen |= value.detach().cpu()
+                                   success=info["success"].detach().cpu(), flags=flags)
             done = step.done & counted
             if not done.any():
                 continue
@@ -118,9 +115,8 @@ def evaluate(env: BatchedEnvCore, policy: Callable[[Any], Any], episodes: int, s
                 result.success.append(bool(step.finished["success_once"][i]))
                 result.returns.append(float(step.finished["return"][i]))
                 result.lengths.append(int(step.finished["episode_len"][i]))
-                for key, seen in ever.items():
+                for key, seen in step.flags_once.items():
                     result.flags.setdefault(key, []).append(bool(seen[i]))
-                    seen[i] = False
             bar.update(len(idx))
             restart = []
             for i in idx:

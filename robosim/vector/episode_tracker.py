@@ -22,12 +22,15 @@ class EpisodeStep:
     the episodes that ended (rows outside `done` hold running values), or None when no
     episode ended: "r"/"return" float64 return, "l"/"episode_len" int64 length in steps,
     "reward" float64 mean reward per step, and when the env reports them
-    "success_once"/"fail_once" (any step) and "success_at_end"/"fail_at_end" (last step)."""
+    "success_once"/"fail_once" (any step) and "success_at_end"/"fail_at_end" (last step).
+    flags_once: with `finished`, for each flag passed to on_step, bool (N,): true at any
+    step of the episode (rows outside `done`: so far); {} otherwise."""
 
     moved: torch.Tensor
     done: torch.Tensor
     finished: dict[str, torch.Tensor] | None
     discounted_returns: torch.Tensor
+    flags_once: dict[str, torch.Tensor]
 
 
 class EpisodeTracker:
@@ -53,6 +56,7 @@ class EpisodeTracker:
         self.success_once = torch.zeros(n, dtype=torch.bool, device=dev)
         self.fail_once = torch.zeros(n, dtype=torch.bool, device=dev)
         self.fault_once = torch.zeros(n, dtype=torch.bool, device=dev)   # info["sim_fault"] seen
+        self.flags_once: dict[str, torch.Tensor] = {}   # on_step's flags, each seen this episode
         # NEXT_STEP: the env's episode ended on the last step, so this step only resets it
         self.pending_reset = torch.zeros(n, dtype=torch.bool, device=dev)
 
@@ -65,6 +69,8 @@ class EpisodeTracker:
         self.success_once.masked_fill_(rows, False)
         self.fail_once.masked_fill_(rows, False)
         self.fault_once.masked_fill_(rows, False)
+        for seen in self.flags_once.values():
+            seen.masked_fill_(rows, False)
         self.pending_reset.masked_fill_(rows, False)
 
     def transition_rows(self) -> torch.Tensor:
@@ -75,13 +81,15 @@ class EpisodeTracker:
 
     def on_step(self, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
                 success: torch.Tensor | None = None, fail: torch.Tensor | None = None,
-                always_metrics: bool = False, fault: torch.Tensor | None = None) -> EpisodeStep:
+                always_metrics: bool = False, fault: torch.Tensor | None = None,
+                flags: dict[str, torch.Tensor] | None = None) -> EpisodeStep:
         """Account one vector step: reward float (N,), terminated/truncated bool (N,),
         success/fail bool (N,) of the step just taken (the ending step's values for
         envs that ended, also in SAME_STEP mode) or None when the env has none.
         always_metrics: fill `finished` on every step (rows outside `done` hold running
         values) instead of asking whether any episode ended, a device sync on CUDA.
-        fault: bool (N,) the env reported a simulation fault (info["sim_fault"] > 0)."""
+        fault: bool (N,) the env reported a simulation fault (info["sim_fault"] > 0).
+        flags: name -> bool (N,) of this step (a task's stages), each tracked like success."""
         moved = self.transition_rows()
         done = (terminated | truncated).to(self.device)
         reward = reward.to(self.device, torch.float64)
@@ -96,11 +104,17 @@ class EpisodeTracker:
             self.fail_once |= fail.to(self.device, torch.bool) & moved
         if fault is not None:
             self.fault_once |= fault.to(self.device, torch.bool) & moved
+        for key, value in (flags or {}).items():
+            seen = self.flags_once.setdefault(key, torch.zeros(self.num_envs, dtype=torch.bool, device=self.device))
+            seen |= value.to(self.device, torch.bool) & moved
+        flags_once = {}
         if always_metrics or bool(done.any()):
             finished = self._metrics(done, success, fail, fault is not None)
+            flags_once = {key: seen.clone() for key, seen in self.flags_once.items()}
         self.on_reset(done)
         self.pending_reset = done.clone() if self.autoreset_mode == AutoresetMode.NEXT_STEP else done & False
-        return EpisodeStep(moved=moved, done=done, finished=finished, discounted_returns=discounted)
+        return EpisodeStep(moved=moved, done=done, finished=finished, discounted_returns=discounted,
+                           flags_once=flags_once)
 
     def _metrics(self, done: torch.Tensor, success: Any, fail: Any, faults: bool = False) -> dict[str, torch.Tensor]:
         returns, lengths = self.returns.clone(), self.lengths.clone()

@@ -54,3 +54,14 @@ def test_tracker_checks_its_arguments():
         EpisodeTracker(0)
     with pytest.raises(ValueError, match="gamma must be a number in \\[0, 1\\], got 2"):
         EpisodeTracker(2, gamma=2)
+
+
+def test_flags_are_tracked_per_episode_and_cleared_when_it_ends():
+    tracker = EpisodeTracker(2, "cpu", AutoresetMode.DISABLED)
+    zeros, no = torch.zeros(2), torch.zeros(2, dtype=torch.bool)
+    first = tracker.on_step(zeros, no, no, flags={"grasped": torch.tensor([True, False])})
+    assert first.finished is None and first.flags_once == {}
+    ended = tracker.on_step(zeros, torch.tensor([True, False]), no, flags={"grasped": torch.tensor([False, False])})
+    assert ended.flags_once["grasped"].tolist() == [True, False]     # env 0's episode saw it
+    later = tracker.on_step(zeros, torch.tensor([True, True]), no, flags={"grasped": torch.tensor([False, True])})
+    assert later.flags_once["grasped"].tolist() == [False, True]     # env 0's new episode did not
