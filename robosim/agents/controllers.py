@@ -37,12 +37,19 @@ def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float 
 
 
 class ArmController:
-    """Base class: `targets(action, qpos)` returns arm joint targets (N, arm_dof)."""
+    """Base class: `targets(action, qpos)` returns arm joint targets (N, arm_dof).
+
+    `elementwise` controllers (the joint-space ones) also take and return float32 numpy
+    arrays: on CPU the robot runs them in numpy, the same IEEE float32 operations as the
+    torch ones (tests/agents/test_controllers.py compares the bits) at about a quarter of
+    torch's per-operation cost for one env."""
 
     action_dim: int
+    elementwise = False
 
     def __init__(self, qlimits: torch.Tensor):
         self.qlimits = qlimits  # (arm_dof, 2)
+        self._qlimits_np: np.ndarray | None = None
 
     def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         ones = torch.ones(self.action_dim)
@@ -54,12 +61,18 @@ class ArmController:
         read at (lets FK reuse its last result, see SerialChain)."""
         raise NotImplementedError
 
-    def _clamp(self, q: torch.Tensor) -> torch.Tensor:
+    def _clamp(self, q: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+        if isinstance(q, np.ndarray):
+            if self._qlimits_np is None:
+                self._qlimits_np = self.qlimits.cpu().numpy()
+            return np.maximum(np.minimum(q, self._qlimits_np[:, 1]), self._qlimits_np[:, 0])
         return torch.maximum(torch.minimum(q, self.qlimits[:, 1]), self.qlimits[:, 0])
 
 
 class JointPosController(ArmController):
     """Absolute joint targets in rad; the action space is the joint limit box."""
+
+    elementwise = True
 
     def __init__(self, qlimits: torch.Tensor):
         super().__init__(qlimits)
@@ -74,6 +87,8 @@ class JointPosController(ArmController):
 
 class JointDeltaPosController(ArmController):
     """Action in [-1, 1] per joint -> target = current qpos + action * max_delta (rad)."""
+
+    elementwise = True
 
     def __init__(self, qlimits: torch.Tensor, max_delta: float = 0.1):
         super().__init__(qlimits)
@@ -122,8 +137,11 @@ class GripperController:
     def __init__(self, closed: float = -0.01, open_: float = 0.04, num_fingers: int = 2):
         self.closed, self.open, self.num_fingers = closed, open_, num_fingers
 
-    def targets(self, action: torch.Tensor) -> torch.Tensor:
+    def targets(self, action: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+        """(N, num_fingers) targets from action (N, 1); a float32 numpy action gives numpy."""
         width = self.closed + (action[:, :1] + 1) * 0.5 * (self.open - self.closed)
+        if isinstance(width, np.ndarray):
+            return np.repeat(width, self.num_fingers, axis=1)
         return width.expand(-1, self.num_fingers)
 
 

@@ -124,12 +124,18 @@ class Robot:
         """Turn a clipped action (N, action_dim) into drive targets for all envs."""
         qpos = self.view.qpos()
         version = self.sim.read_cache.version
+        if self.arm.elementwise and action.device.type == "cpu":   # numpy: see ArmController
+            action, qpos = action.detach().numpy(), qpos.numpy()
         arm_action = action[:, :self.arm.action_dim]
         arm = self.arm.targets(self._to_base_axes(arm_action), qpos[:, :self.arm_dof], version)
         if self.gripper is None:
             self.view.set_drive_targets(arm)
             return
-        self.view.set_drive_targets(torch.cat([arm, self.gripper.targets(action[:, -1:])], dim=1))
+        grip = self.gripper.targets(action[:, -1:])
+        if isinstance(arm, np.ndarray):
+            self.view.set_drive_targets(np.concatenate([arm, grip], axis=1))
+        else:
+            self.view.set_drive_targets(torch.cat([arm, grip], dim=1))
 
     # -- readouts -----------------------------------------------------------------------
     def tcp_pose(self, qpos: torch.Tensor | None = None) -> torch.Tensor:

@@ -71,9 +71,24 @@ def flatten_obs(obs: Any) -> torch.Tensor:
     """An observation tree (nested dicts of tensors/arrays, leading dim N) -> float32
     (N, D): every leaf reshaped to (N, -1) and concatenated in the module's one order
     (depth-first, insertion order). A single tensor/array is reshaped the same way."""
-    leaves = [torch.as_tensor(leaf) for _, leaf in leaf_items(obs)]
-    flat = [leaf.reshape(leaf.shape[0], -1) for leaf in leaves]
-    return (flat[0] if len(flat) == 1 else torch.cat(flat, dim=1)).float()
+    flat = []
+    for leaf in _leaves(obs, []):
+        if not isinstance(leaf, torch.Tensor):
+            leaf = torch.as_tensor(leaf)
+        flat.append(leaf if leaf.dim() == 2 else leaf.reshape(leaf.shape[0], -1))   # (N, k) leaves as they are
+    out = flat[0] if len(flat) == 1 else torch.cat(flat, dim=1)
+    return out if out.dtype == torch.float32 else out.float()
+
+
+def _leaves(tree: Any, out: list) -> list:
+    """Append every leaf of `tree` to `out` in leaf_items' order (no paths: the step's
+    obs build calls this every step)."""
+    if isinstance(tree, Mapping):
+        for value in tree.values():
+            _leaves(value, out)
+    else:
+        out.append(tree)
+    return out
 
 
 def leading_dims(tree: Any) -> set[int]:

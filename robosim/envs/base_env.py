@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from robosim.agents import CONTROL_MODES, Robot, get_robot_spec
+from robosim.core.dispatch import below_autograd
 from robosim.envs import checks
 from robosim.envs.faults import FaultMonitor, check_state
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
@@ -183,6 +184,7 @@ class BaseEnv(gym.Env):
     human_camera = property(lambda self: self.parts.cameras.human, doc='The render_mode="rgb_array" camera or None.')
 
     # -- reset -----------------------------------------------------------------------
+    @below_autograd
     def reset(self, *, seed: Any = None, options: dict | None = None):
         """Reset all envs, or only options["env_idx"]; see docs/design.md (Public contract).
 
@@ -238,6 +240,7 @@ class BaseEnv(gym.Env):
         return obs, info
 
     # -- step -------------------------------------------------------------------------
+    @below_autograd
     def step(self, action: Any):
         """Advance every env by one control step. `action` (N, A) float, or None to
         advance time without touching the drive targets."""

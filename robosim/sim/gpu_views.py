@@ -97,6 +97,9 @@ class GpuActorView(GpuRefusesBodyProperties, ActorView):
         rows = len(self.entities) if env_idx is None else len(env_idx)
         self._write(slice(0, POSE_DIM), torch.from_numpy(checked_poses("pose", pose, rows)), env_idx)
 
+    def _state_parts(self) -> list[torch.Tensor]:
+        return [self.pose()] if self.kinematic else [self.pose(), self.velocity()]
+
     def velocity(self) -> torch.Tensor:
         if self.kinematic:
             return torch.zeros(len(self.entities), VELOCITY_DIM, device=self.device)
@@ -167,6 +170,9 @@ class GpuArticulationView(ArticulationView):
         px.cuda_articulation_target_qpos.torch()[_rows(env_idx, self.index), :self.dof] = targets
         px.gpu_apply_articulation_target_position()
         self._wrote()
+
+    def _state_parts(self) -> list[torch.Tensor]:
+        return [self.root_pose(), self.qpos(), self.qvel(), self.drive_targets()]
 
     def root_pose(self) -> torch.Tensor:
         """float32 (N, 7) root link pose, env frame."""

@@ -50,7 +50,9 @@ class _CachedReads:
         self._cache = cache
         self._memo: dict = {}
 
-    def _read(self, key, fn) -> torch.Tensor:
+    def _read(self, key, fn, copy: bool = True) -> torch.Tensor:
+        """fn()'s tensor, reused within a cache version; `copy=False` hands out the kept
+        tensor itself, for callers that only read it (get_state's concatenation)."""
         cache = self._cache
         if cache is None:
             return fn()
@@ -58,7 +60,7 @@ class _CachedReads:
         if hit is None or hit[0] != cache.version:
             hit = (cache.version, fn())
             self._memo[key] = hit
-        return hit[1].clone()
+        return hit[1].clone() if copy else hit[1]
 
     def _wrote(self) -> None:
         if self._cache is not None:
@@ -159,9 +161,14 @@ class ActorView(BodyProperties, _CachedReads):
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, state_dim): pose, then velocity unless kinematic."""
-        parts = [self.pose()] if self.kinematic else [self.pose(), self.velocity()]
-        state = torch.cat(parts, dim=1)
+        state = torch.cat(self._state_parts(), dim=1)
         return state if env_idx is None else state[env_idx]
+
+    def _state_parts(self) -> list[torch.Tensor]:
+        """The tensors get_state concatenates, the kept reads themselves (cat copies)."""
+        if self.kinematic:
+            return [self._read("pose", self._read_pose, copy=False)]
+        return [self._read("pose", self._read_pose, copy=False), self._read("velocity", self._read_velocity, copy=False)]
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         self.set_pose(state[:, :POSE_DIM], env_idx)
@@ -233,10 +240,16 @@ class ArticulationView(DriveGains, _CachedReads):
         return out
 
     def qpos(self) -> torch.Tensor:
-        return self._read("qpos", lambda: torch.from_numpy(self._stack([a.qpos for a in self.articulations])))
+        return self._read("qpos", self._read_qpos)
 
     def qvel(self) -> torch.Tensor:
-        return self._read("qvel", lambda: torch.from_numpy(self._stack([a.qvel for a in self.articulations])))
+        return self._read("qvel", self._read_qvel)
+
+    def _read_qpos(self) -> torch.Tensor:
+        return torch.from_numpy(self._stack([a.qpos for a in self.articulations]))
+
+    def _read_qvel(self) -> torch.Tensor:
+        return torch.from_numpy(self._stack([a.qvel for a in self.articulations]))
 
     def drive_targets(self) -> torch.Tensor:
         return torch.from_numpy(self._targets.copy())
@@ -301,13 +314,19 @@ class ArticulationView(DriveGains, _CachedReads):
     def set_qvel(self, qvel: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         self._set_joint_rows(qvel, env_idx, "set_qvel")
 
-    def set_drive_targets(self, targets: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
-        """PD position targets (M, dof) for env_idx (all envs when None)."""
+    def set_drive_targets(self, targets: torch.Tensor | np.ndarray, env_idx: torch.Tensor | None = None) -> None:
+        """PD position targets (M, dof) (a tensor or numpy array) for env_idx (all envs when None)."""
         idx = _as_index(env_idx, len(self.articulations))
-        arr = targets.detach().cpu().numpy().astype(np.float32).reshape(len(idx), self.dof)
+        arr = targets if isinstance(targets, np.ndarray) else targets.detach().cpu().numpy()
+        arr = arr.astype(np.float32, copy=False).reshape(len(idx), self.dof)
         self._wrote()
         # one flat loop over prebound setters, env-major
         setters = self._target_setters
+        if env_idx is None and self.uniform:   # every env: setters and values line up
+            for setter, value in zip(setters, arr.ravel().tolist()):
+                setter(value)
+            self._targets[:] = arr
+            return
         keys = self._setter_offsets[idx][:, None] + np.arange(self.dof)
         if self.uniform:
             keys, values = keys.ravel(), arr.ravel()
@@ -320,8 +339,14 @@ class ArticulationView(DriveGains, _CachedReads):
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, state_dim): root pose, qpos, qvel, drive targets (env frame)."""
-        state = torch.cat([self.root_pose(), self.qpos(), self.qvel(), self.drive_targets()], dim=1)
+        state = torch.cat(self._state_parts(), dim=1)
         return state if env_idx is None else state[env_idx]
+
+    def _state_parts(self) -> list[torch.Tensor]:
+        """The tensors get_state concatenates, the kept reads themselves (cat copies)."""
+        root = self._fixed_root_pose if self.fixed_root and self._fixed_root_pose is not None else self.root_pose()
+        return [root, self._read("qpos", self._read_qpos, copy=False), self._read("qvel", self._read_qvel, copy=False),
+                torch.from_numpy(self._targets)]
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         d = self.dof
