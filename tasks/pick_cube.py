@@ -52,10 +52,12 @@ class PickCubeTask(GoalPointMixin, Task):
 
     def evaluate(self):
         qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
+        tcp = self.robot.tcp_pose(qpos)[:, :3]
         obj_pos = self.cube.pose()[:, :3]
         obj_to_goal = (self.goal_pos - obj_pos).norm(dim=1)
         placed = obj_to_goal <= GOAL_THRESHOLD
-        static = qvel[:, :self.robot.arm_dof].norm(dim=1) < 0.2
+        arm_speed = qvel[:, :self.robot.arm_dof].norm(dim=1)
+        static = arm_speed < 0.2
         return {
             "success": placed & static,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
@@ -63,17 +65,16 @@ class PickCubeTask(GoalPointMixin, Task):
             "is_robot_static": static,
             "is_grasped": is_grasped(self.robot, qpos, obj_pos, self.cube_half_size),
             "obj_to_goal_dist": obj_to_goal,
+            "tcp_to_obj_dist": (obj_pos - tcp).norm(dim=1),
+            "arm_speed": arm_speed,        # |arm qvel|, rad/s
         }
 
     def dense_reward(self, info):
-        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
-        tcp = self.robot.tcp_pose(qpos)[:, :3]
-        obj_pos = self.cube.pose()[:, :3]
         grasped = info["is_grasped"].float()
-        reward = 1 - torch.tanh(5 * (obj_pos - tcp).norm(dim=1))
+        reward = 1 - torch.tanh(5 * info["tcp_to_obj_dist"])
         reward = reward + grasped
         reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * grasped
-        reward = reward + (1 - torch.tanh(5 * qvel[:, :self.robot.arm_dof].norm(dim=1))) * info["is_obj_placed"].float()
+        reward = reward + (1 - torch.tanh(5 * info["arm_speed"])) * info["is_obj_placed"].float()
         return torch.where(info["success"], torch.zeros_like(reward), reward - 5.0)
 
     def task_observations(self, info):

@@ -92,7 +92,7 @@ class SerialChain:
         """The compiled program's outputs for every row of q: (B, K) in q's dtype/device."""
         fn, batch = self._program(jacobian), q.shape[0]
         if q.device.type == "cpu":
-            qn = q.detach().to(torch.float64).numpy()
+            qn = (q if q.dtype == torch.float64 and not q.requires_grad else q.detach().to(torch.float64)).numpy()
             cos, sin = np.cos(qn), np.sin(qn)
             if batch == 1:   # Python floats: the same IEEE operations as the numpy columns
                 args = [v for pair in zip(cos[0].tolist(), sin[0].tolist()) for v in pair]
@@ -103,7 +103,8 @@ class SerialChain:
                 values = np.empty((batch, len(out)), dtype=np.float64)
                 for k, v in enumerate(out):
                     values[:, k] = v
-            return torch.from_numpy(values).to(q.dtype)
+            values = torch.from_numpy(values)
+            return values if q.dtype == torch.float64 else values.to(q.dtype)
         cos, sin = torch.cos(q), torch.sin(q)
         out = fn(*[col for pair in zip(cos.unbind(1), sin.unbind(1)) for col in pair])
         return torch.stack([v if isinstance(v, torch.Tensor) else torch.full((batch,), v, dtype=q.dtype, device=q.device)
@@ -130,6 +131,12 @@ class SerialChain:
         values = self._evaluate(q, jacobian)
         self._last = (version, q.detach().clone(), values)
         return values
+
+    def forward_values(self, q: torch.Tensor, version: int | None = None) -> torch.Tensor:
+        """The kept (B, K) evaluation itself: [tip position (3), rotation row-major (9),
+        then the Jacobian if one was asked for], float64 like q; read it, never modify it
+        (forward() hands out copies). `version`: see `_cached`."""
+        return self._cached(q, version, jacobian=False)
 
     def forward(self, q: torch.Tensor, version: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3).

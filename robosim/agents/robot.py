@@ -122,7 +122,7 @@ class Robot:
 
     def apply_action(self, action: torch.Tensor) -> None:
         """Turn a clipped action (N, action_dim) into drive targets for all envs."""
-        qpos = self.view.qpos()
+        qpos = self.view.qpos(copy=False)    # only read here
         version = self.sim.read_cache.version
         if self.arm.elementwise and action.device.type == "cpu":   # numpy: see ArmController
             action, qpos = action.detach().numpy(), qpos.numpy()
@@ -155,10 +155,12 @@ class Robot:
                 return last[2].clone()
             if qpos.device.type == "cpu" and torch.equal(last[1], qpos):
                 return last[2].clone()
-        pos, rot = self.chain.forward(qpos[:, :self.arm_dof].double(), version)
-        on_cpu = pos.device.type == "cpu"
+        on_cpu = qpos.device.type == "cpu"
         if on_cpu:   # float64 numpy: a few microseconds per operation instead of torch's ~5
-            pos, rot = pos.numpy(), rot.numpy()
+            values = self.chain.forward_values(qpos[:, :self.arm_dof].double(), version).numpy()
+            pos, rot = values[:, :3], values[:, 3:12].reshape(-1, 3, 3)   # read only
+        else:
+            pos, rot = self.chain.forward(qpos[:, :self.arm_dof].double(), version)
         base_rot, base_pos = self._base_transform(on_cpu, pos)
         if self._base_rotated:
             pos, rot = matvec3(base_rot, pos), matmul3(base_rot, rot)

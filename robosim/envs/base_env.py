@@ -146,6 +146,7 @@ class BaseEnv(gym.Env):
         self.randomization.bind_spaces(self.single_observation_space, self.single_action_space)
         self._action_low = torch.as_tensor(low, device=self.device)
         self._action_high = torch.as_tensor(high, device=self.device)
+        self._action_shape = (self.num_envs, *self.single_action_space.shape)
 
     # -- construction ------------------------------------------------------------------
     def _build(self) -> None:
@@ -246,7 +247,7 @@ class BaseEnv(gym.Env):
         advance time without touching the drive targets."""
         self._check_open()
         if action is not None:
-            action = checks.to_float_tensor("action", action, (self.num_envs, *self.single_action_space.shape), self.device)
+            action = checks.to_float_tensor("action", action, self._action_shape, self.device)
             if self.randomization.perturbs_actions:   # action noise: before the clip
                 action = self.randomization.perturb_action(action)
             action = torch.clamp(action, self._action_low, self._action_high)
@@ -262,7 +263,8 @@ class BaseEnv(gym.Env):
         self.elapsed_steps += 1
         info = self._evaluate()
         info["sim_fault"] = fault                              # int8 code, faults.FAULT_NAMES
-        info["fail"] = info["fail"] | (fault > 0)
+        if self._faults.any_fault:
+            info["fail"] = info["fail"] | (fault > 0)
         obs = self._obs.build(info)
         if self.randomization.perturbs_observations:
             obs = self.randomization.perturb_observation(obs)

@@ -33,6 +33,8 @@ def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch
     if value.device.type == "cpu" and not _all_finite(value):
         bad = (~torch.isfinite(value)).nonzero()[0].tolist()
         raise ValueError(f"{name} must be finite, got NaN/inf at index {bad}")
+    if value.dtype == torch.float32 and value.device == device and not value.requires_grad:
+        return value     # already what is asked for: no copy (callers build new tensors from it)
     return value.detach().to(device=device, dtype=torch.float32)
 
 
@@ -40,7 +42,7 @@ def _all_finite(value: torch.Tensor) -> bool:
     """Whether every entry of a CPU float tensor is finite (numpy where it can read the
     dtype: a quarter of torch's per-call cost for a one-env action)."""
     if value.dtype in (torch.float32, torch.float64, torch.float16):
-        return bool(np.isfinite(value.detach().numpy()).all())
+        return bool(np.isfinite((value.detach() if value.requires_grad else value).numpy()).all())
     return bool(torch.isfinite(value).all())
 
 

@@ -101,10 +101,18 @@ class StateLayout:
             bound = self._bound[state.device] = self._bound[torch.device("cpu")].to(state.device)
         return ~(state.abs() <= bound).all(dim=1)
 
+    def all_clear(self, state: torch.Tensor) -> bool:
+        """True when no row of a CPU state (N, S) can have a fault (every entry finite
+        and within its first-pass bound; one numpy pass); False on other devices."""
+        if state.device.type != "cpu":
+            return False
+        values = (state.detach() if state.requires_grad else state).numpy()
+        return bool((np.abs(values) <= self._bound_np).all())
+
     def faults(self, state: torch.Tensor) -> torch.Tensor:
         """int8 (N,) fault code of each row of a physics state (N, S) (0: none)."""
         code = torch.zeros(state.shape[0], dtype=torch.int8, device=state.device)
-        if state.device.type == "cpu" and (np.abs(state.detach().numpy()) <= self._bound_np).all():
+        if self.all_clear(state):
             return code     # the common case: one cheap pass in numpy (a GPU takes the full pass: no sync)
         speed = torch.zeros(state.shape[0], dtype=torch.bool, device=state.device)
         if self.lin.numel():
@@ -161,6 +169,7 @@ class FaultMonitor:
         self.sim = sim
         self.layout = layout
         self.fault = torch.zeros(sim.num_envs, dtype=torch.int8, device=sim.device)   # int8 (N,), last step
+        self.any_fault = False   # False: `fault` is all zero for sure (True: it may hold codes)
         self._valid: torch.Tensor | None = None   # (N, S) last valid physics state
         self._faulted: torch.Tensor | None = None  # bool (N,): faulted on the last step
         self.faults_seen = 0
@@ -188,8 +197,15 @@ class FaultMonitor:
         envs are restored before this returns. On physx_cuda faults are reported only:
         deciding to restore would make the host wait for the GPU every step."""
         state = self.sim.get_state()
+        if self.layout.all_clear(state):    # the common case on CPU: nothing to restore
+            self.fault = torch.zeros(state.shape[0], dtype=torch.int8)
+            self.any_fault = False
+            self._faulted = None
+            self._valid = state
+            return
         code = self.layout.faults(state)
         self.fault = code
+        self.any_fault = True       # may be (a GPU state is not inspected on the host)
         if state.device.type != "cpu":
             return
         bad = code > 0

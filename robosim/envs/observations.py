@@ -58,10 +58,12 @@ class ObservationBuilder:
         self.task = task
         self.obs_mode = obs_mode
 
-    def state_dict(self, info: dict[str, Any]) -> dict[str, Any]:
+    def state_dict(self, info: dict[str, Any], copies: bool = True) -> dict[str, Any]:
+        """The obs tree; `copies=False` (a flattened obs: its concatenation copies) puts
+        the scene's kept joint reads in it instead of copies of them."""
         robot = self.parts.robot
-        qpos, qvel = robot.view.qpos(), robot.view.qvel()
-        extra = {"tcp_pose": robot.tcp_pose(qpos)}
+        qpos, qvel = robot.view.qpos(copy=copies), robot.view.qvel(copy=copies)
+        extra = {"tcp_pose": robot.tcp_pose()}   # FK of the current joint positions, kept per step
         extra.update(self.task.task_observations(info))
         return {"agent": {"qpos": qpos, "qvel": qvel}, "extra": extra}
 
@@ -69,7 +71,7 @@ class ObservationBuilder:
         mode = self.obs_mode
         if mode == "none":
             return torch.zeros(self.parts.num_envs, 0, device=self.parts.device)
-        tree = self.state_dict(info)
+        tree = self.state_dict(info, copies=mode != "state")
         if mode == "state_dict":
             return tree
         if mode in CAMERA_OBS_MODES:

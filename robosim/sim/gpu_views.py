@@ -132,10 +132,10 @@ class GpuArticulationView(ArticulationView):
     def set_joint_frictions(self, i: int, frictions) -> None:
         raise ValueError(GPU_REFUSED.format(what="the joint friction", name=self.name))
 
-    def qpos(self):
-        return self.buffers.joints("qpos")[self.index, :self.dof]
+    def qpos(self, copy: bool = True):
+        return self.buffers.joints("qpos")[self.index, :self.dof]     # a gather: a new tensor either way
 
-    def qvel(self):
+    def qvel(self, copy: bool = True):
         return self.buffers.joints("qvel")[self.index, :self.dof]
 
     def drive_targets(self):

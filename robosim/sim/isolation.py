@@ -122,7 +122,7 @@ class IsolatedSimScene(SimScene):
             self._wrenches.apply()
         for system in self.systems:
             system.step()
-        self.read_cache.invalidate()
+        self.read_cache.stepped()
 
     def close(self) -> None:
         super().close()

@@ -265,7 +265,7 @@ class SimScene(SceneBuilding):
         if self._wrenches is not None:
             self._wrenches.apply()
         self.physx.step()
-        self.read_cache.invalidate()
+        self.read_cache.stepped()
 
     def update_render(self, env_idx: torch.Tensor | None = None) -> None:
         """Push current physics poses to the render worlds of env_idx (all when None)."""
