@@ -49,7 +49,7 @@ class ArmController:
 
     def __init__(self, qlimits: torch.Tensor):
         self.qlimits = qlimits  # (arm_dof, 2)
-        self._qlimits_np: np.ndarray | None = None
+        self._qlimits_np: tuple[np.ndarray, np.ndarray] | None = None
 
     def action_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         ones = torch.ones(self.action_dim)
@@ -63,9 +63,11 @@ class ArmController:
 
     def _clamp(self, q: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
         if isinstance(q, np.ndarray):
-            if self._qlimits_np is None:
-                self._qlimits_np = self.qlimits.cpu().numpy()
-            return np.maximum(np.minimum(q, self._qlimits_np[:, 1]), self._qlimits_np[:, 0])
+            if self._qlimits_np is None:   # (low, high), contiguous float32 (arm_dof,)
+                limits = self.qlimits.cpu().numpy()
+                self._qlimits_np = (np.ascontiguousarray(limits[:, 0]), np.ascontiguousarray(limits[:, 1]))
+            low, high = self._qlimits_np
+            return np.maximum(np.minimum(q, high), low)
         return torch.maximum(torch.minimum(q, self.qlimits[:, 1]), self.qlimits[:, 0])
 
 

@@ -102,5 +102,9 @@ class GpuObjectPoolView(PoolLayout, GpuRefusesBodyProperties, BodyProperties, _C
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, 14): pose, velocity, active variant index."""
-        state = torch.cat([self.pose(), self.velocity(), self._active[:, None].float()], dim=1)
+        state = torch.cat(self._state_parts(), dim=1)
         return state if env_idx is None else state[env_idx.to(self.device)]
+
+    def _state_parts(self) -> list[torch.Tensor]:
+        """The tensors get_state concatenates."""
+        return [self.pose(), self.velocity(), self._active[:, None].float()]

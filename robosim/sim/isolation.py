@@ -122,7 +122,7 @@ class IsolatedSimScene(SimScene):
             self._wrenches.apply()
         for system in self.systems:
             system.step()
-        self.read_cache.stepped()
+        self.read_cache.invalidate()
 
     def close(self) -> None:
         super().close()

@@ -154,6 +154,9 @@ class ObjectPoolView(PoolLayout, BodyProperties, _CachedReads):
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, 14): pose, velocity, active variant index."""
-        active = torch.from_numpy(self.active.astype(np.float32))[:, None]
-        state = torch.cat([self.pose(), self.velocity(), active], dim=1)
+        state = torch.cat(self._state_parts(), dim=1)
         return state if env_idx is None else state[env_idx]
+
+    def _state_parts(self) -> list[torch.Tensor]:
+        """The tensors get_state concatenates."""
+        return [self.pose(), self.velocity(), torch.from_numpy(self.active.astype(np.float32))[:, None]]

@@ -265,7 +265,7 @@ class SimScene(SceneBuilding):
         if self._wrenches is not None:
             self._wrenches.apply()
         self.physx.step()
-        self.read_cache.stepped()
+        self.read_cache.invalidate()
 
     def update_render(self, env_idx: torch.Tensor | None = None) -> None:
         """Push current physics poses to the render worlds of env_idx (all when None)."""
@@ -305,7 +305,8 @@ class SimScene(SceneBuilding):
 
     def get_state(self, env_idx: torch.Tensor | None = None) -> torch.Tensor:
         """float32 (M, state_dim) physics state of env_idx (all when None), env frame."""
-        return torch.cat([v.get_state(env_idx) for v in self._views()], dim=1)
+        state = torch.cat([part for view in self._views() for part in view._state_parts()], dim=1)   # one copy
+        return state if env_idx is None else state[env_idx.to(state.device)]
 
     def check_state(self, state: torch.Tensor) -> None:
         """ValueError for a row a view cannot take (a pool's variant index); writes nothing."""

@@ -10,9 +10,9 @@ project machine, measured with 16 Panda + cube envs): there is no batched CPU AP
 SAPIEN 3.0, so these loops are the floor of per-step overhead. One control step reads
 the same quantity several times (success check, reward, obs, next action), so views
 built by a SimScene keep each read until the physics state may have changed: the
-scene's `ReadCache` is invalidated by every physics step (`stepped()`: not for
-kinematic and static bodies, which only writes move) and every write through any
-view that moves something (a drive target moves nothing before the next step). Code that writes to the SAPIEN objects directly must call `invalidate()` on it.
+scene's `ReadCache` is invalidated by every physics step and every write through any
+view that moves something (a drive target moves nothing before the next step). Code
+that writes to the SAPIEN objects directly must call `invalidate()` on it.
 """
 from __future__ import annotations
 
@@ -31,22 +31,13 @@ VELOCITY_DIM = 6
 
 
 class ReadCache:
-    """Version counters shared by a scene and its views: reads are reused while the
-    version they were taken at is current. `version` counts physics steps and writes;
-    `writes` counts writes only (what physics never moves, a kinematic or static body,
-    is read once per write)."""
+    """Version counter shared by a scene and its views: reads are reused while the
+    version they were taken at is current."""
 
     def __init__(self) -> None:
         self.version = 0
-        self.writes = 0
 
     def invalidate(self) -> None:
-        """Something was written: every kept read is stale."""
-        self.version += 1
-        self.writes += 1
-
-    def stepped(self) -> None:
-        """The physics advanced: reads of bodies that only writes move stay valid."""
         self.version += 1
 
 
@@ -60,17 +51,15 @@ class _CachedReads:
         self._cache = cache
         self._memo: dict = {}
 
-    def _read(self, key, fn, copy: bool = True, moved_by_physics: bool = True) -> torch.Tensor:
-        """fn()'s tensor, reused within a cache version (within a `writes` count when
-        not `moved_by_physics`); `copy=False` hands out the kept tensor itself, for
-        callers that only read it (get_state's concatenation)."""
+    def _read(self, key, fn, copy: bool = True) -> torch.Tensor:
+        """fn()'s tensor, reused within a cache version; `copy=False` hands out the kept
+        tensor itself, for callers that only read it (get_state's concatenation)."""
         cache = self._cache
         if cache is None:
             return fn()
-        version = cache.version if moved_by_physics else cache.writes
         hit = self._memo.get(key)
-        if hit is None or hit[0] != version:
-            hit = (version, fn())
+        if hit is None or hit[0] != cache.version:
+            hit = (cache.version, fn())
             self._memo[key] = hit
         return hit[1].clone() if copy else hit[1]
 
@@ -116,7 +105,6 @@ class ActorView(BodyProperties, _CachedReads):
             e.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent) for e in self.entities
         ]
         self.kinematic = any(b is None or b.kinematic for b in self.bodies)
-        self._moved_by_physics = not all(b is None or b.kinematic for b in self.bodies)
 
     def entity_of(self, env_index: int) -> sapien.Entity:
         return self.entities[env_index]
@@ -134,7 +122,7 @@ class ActorView(BodyProperties, _CachedReads):
 
     def pose(self) -> torch.Tensor:
         """float32 (N, 7) pose in each env's frame."""
-        return self._read("pose", self._read_pose, moved_by_physics=self._moved_by_physics)
+        return self._read("pose", self._read_pose)
 
     def _read_pose(self) -> torch.Tensor:
         out = _pose_array([e.pose for e in self.entities])
@@ -179,7 +167,7 @@ class ActorView(BodyProperties, _CachedReads):
 
     def _state_parts(self) -> list[torch.Tensor]:
         """The tensors get_state concatenates, the kept reads themselves (cat copies)."""
-        pose = self._read("pose", self._read_pose, copy=False, moved_by_physics=self._moved_by_physics)
+        pose = self._read("pose", self._read_pose, copy=False)
         return [pose] if self.kinematic else [pose, self._read("velocity", self._read_velocity, copy=False)]
 
     def set_state(self, state: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
