@@ -179,6 +179,7 @@ class SceneBuilding:
                              for k, obj in enumerate(objects)])
         self._check_in_cell(name, [v[0].pose.p for v in variants])
         view = self.pool_view_class(name, variants, self._origins32, cache=self.read_cache)
+        self._attach_packed(view)
         self.actors[name] = view
         return view
 

@@ -47,6 +47,7 @@ def scene_offsets(num_envs: int) -> torch.Tensor:
 class GpuSimScene(SimScene):
     """SimScene on one GPU-style system (see the module docstring)."""
 
+    packed_reads = False   # buffers of its own (gpu_views)
     batched_rendering = True
     actor_view_class = GpuActorView
     articulation_view_class = GpuArticulationView

@@ -45,6 +45,7 @@ def check_isolation(isolation: str, backend: str) -> str:
 class IsolatedSimScene(SimScene):
     """N envs, each in its own PhysxCpuSystem at the same origin (see module docstring)."""
 
+    packed_reads = False   # one system per env: no single pack
     isolation = "separate"
 
     def __init__(self, num_envs: int, sim_freq: int, physics: PhysicsConfig | None = None):

@@ -22,6 +22,7 @@ import torch
 from robosim.sim.building import ObjectModifier, SceneBuilding, check_object_modifiers
 from robosim.sim.layout import GRID_SPACING, env_origins
 from robosim.sim.physics import PhysicsConfig
+from robosim.sim.packed import PackedReads
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
 
 SIM_BACKENDS = ("physx_cpu", "physx_cuda", "physx_gpu_emulated", "auto")
@@ -98,6 +99,7 @@ class SimScene(SceneBuilding):
 
     backend = "physx_cpu"
     batched_rendering = False   # True: cameras render through one render group (GPU-style scenes)
+    packed_reads = True         # False: views read each env's bodies one by one (scenes of several systems)
     actor_view_class = ActorView
     articulation_view_class = ArticulationView
 
@@ -116,6 +118,8 @@ class SimScene(SceneBuilding):
         self.actors: dict[str, ActorView] = {}
         self.articulations: dict[str, ArticulationView] = {}
         self.read_cache = ReadCache()   # views reuse reads until a step or a write
+        # one system-wide pack per step instead of per-env reads (robosim.sim.packed)
+        self.packed = PackedReads(self.physx, self.read_cache, self._views) if self.packed_reads else None
 
     # -- construction -----------------------------------------------------------------
     def _env_origins(self, num_envs: int) -> torch.Tensor:
@@ -188,6 +192,7 @@ class SimScene(SceneBuilding):
             raise ValueError(f"actor name {name!r} is already used in this scene")
         self._check_in_cell(name, [e.pose.p for e in entities])
         view = self.actor_view_class(name, entities, self._origins32, cache=self.read_cache)
+        self._attach_packed(view)
         self.actors[name] = view
         return view
 
@@ -197,6 +202,7 @@ class SimScene(SceneBuilding):
         if check_cells:
             self._check_in_cell(name, [a.root_pose.p for a in articulations])
         view = self.articulation_view_class(name, articulations, self._origins32, cache=self.read_cache)
+        self._attach_packed(view)
         self.articulations[name] = view
         return view
 
@@ -283,6 +289,12 @@ class SimScene(SceneBuilding):
     def _reanchor_welds(self, env_idx: torch.Tensor | None) -> None:
         if getattr(self, "_welds", None) is not None:   # nothing unless a task made welds
             self._welds.reanchor(env_idx)
+
+    def _attach_packed(self, view) -> None:
+        """A new view reads from the system-wide pack (its bodies are new: re-index)."""
+        if self.packed is not None:
+            view._packed = self.packed
+            self.packed.stale()
 
     # -- state --------------------------------------------------------------------
     def _views(self):

@@ -43,9 +43,12 @@ class ReadCache:
 
 class _CachedReads:
     """Mixin: `_read(key, fn)` returns a copy of fn()'s tensor, taken at most once per
-    ReadCache version; `_wrote()` marks the physics state changed. No cache: no reuse."""
+    ReadCache version; `_wrote()` marks the physics state changed. No cache: no reuse.
+    `_packed` (robosim.sim.packed.PackedReads, set by the scene) serves reads from one
+    system-wide pack per step where it can; None: one SAPIEN call per env."""
 
     _cache: ReadCache | None
+    _packed = None
 
     def _init_cache(self, cache: ReadCache | None) -> None:
         self._cache = cache
@@ -125,9 +128,15 @@ class ActorView(BodyProperties, _CachedReads):
         return self._read("pose", self._read_pose)
 
     def _read_pose(self) -> torch.Tensor:
-        out = _pose_array([e.pose for e in self.entities])
+        out = None if self._packed is None else self._packed.rows(self, "pose")
+        if out is None:
+            out = self._read_pose_per_env()
         out[:, :3] -= self._origins
         return torch.from_numpy(out)
+
+    def _read_pose_per_env(self) -> np.ndarray:
+        """float32 (N, 7) world poses, one SAPIEN call per env."""
+        return _pose_array([e.pose for e in self.entities])
 
     def set_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         """Teleport env_idx's copies to `pose` (M, 7), env frame, unit quaternions
@@ -145,10 +154,15 @@ class ActorView(BodyProperties, _CachedReads):
         return self._read("velocity", self._read_velocity)
 
     def _read_velocity(self) -> torch.Tensor:
+        out = None if self._packed is None else self._packed.rows(self, "velocity")
+        return torch.from_numpy(self._read_velocity_per_env() if out is None else out)
+
+    def _read_velocity_per_env(self) -> np.ndarray:
+        """float32 (N, 6) velocities, one SAPIEN call per env and kind."""
         out = np.array(
             [np.concatenate([b.linear_velocity, b.angular_velocity]) for b in self.bodies], dtype=np.float32
         )
-        return torch.from_numpy(out.reshape(-1, VELOCITY_DIM))
+        return out.reshape(-1, VELOCITY_DIM)
 
     def set_velocity(self, velocity: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         if self.kinematic:
@@ -251,10 +265,18 @@ class ArticulationView(DriveGains, _CachedReads):
         return self._read("qvel", self._read_qvel, copy=copy)
 
     def _read_qpos(self) -> torch.Tensor:
-        return torch.from_numpy(self._stack([a.qpos for a in self.articulations]))
+        return torch.from_numpy(self._read_joints("qpos"))
 
     def _read_qvel(self) -> torch.Tensor:
-        return torch.from_numpy(self._stack([a.qvel for a in self.articulations]))
+        return torch.from_numpy(self._read_joints("qvel"))
+
+    def _read_joints(self, kind: str) -> np.ndarray:
+        out = None if self._packed is None else self._packed.rows(self, kind)
+        return self._read_joints_per_env(kind) if out is None else out
+
+    def _read_joints_per_env(self, kind: str) -> np.ndarray:
+        """float32 (N, dof) of "qpos" or "qvel", one SAPIEN call per env."""
+        return self._stack([getattr(a, kind) for a in self.articulations])
 
     def drive_targets(self) -> torch.Tensor:
         return torch.from_numpy(self._targets.copy())
@@ -269,9 +291,15 @@ class ArticulationView(DriveGains, _CachedReads):
         return self._read("root_pose", self._read_root_pose)
 
     def _read_root_pose(self) -> torch.Tensor:
-        out = _pose_array([a.root_pose for a in self.articulations])
+        out = None if self._packed is None else self._packed.rows(self, "root_pose")
+        if out is None:
+            out = self._read_root_pose_per_env()
         out[:, :3] -= self._origins
         return torch.from_numpy(out)
+
+    def _read_root_pose_per_env(self) -> np.ndarray:
+        """float32 (N, 7) world root poses, one SAPIEN call per env."""
+        return _pose_array([a.root_pose for a in self.articulations])
 
     def link_pose(self, link_name: str) -> torch.Tensor:
         """float32 (N, 7) pose of one link in the env frame, as PhysX last computed it."""
