@@ -7,7 +7,7 @@ link among `get_articulation_link_components()` (13 float32 for the root as abov
 qpos (dof), qvel (dof), then per active joint its drive target position and velocity).
 Reading a view's poses, velocities, qpos or qvel from that buffer replaces one Python
 call per env and quantity (PickCube at N=64: ~0.5 ms of per-env reads per step against
-~0.1 ms for one pack; docs/performance.md step 8).
+~0.18 ms for one pack; docs/performance.md step 8).
 
 The layout above is taken from SAPIEN 3.0's `PhysxSystemCpu::packState`. It is not
 trusted blindly: when the index is built, every view quantity gathered from the buffer
