@@ -52,11 +52,11 @@ class PickCubeTask(GoalPointMixin, Task):
 
     def evaluate(self):
         qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
-        tcp = self.robot.tcp_pose(qpos)[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         obj_pos = self.cube.pose()[:, :3]
-        obj_to_goal = (self.goal_pos - obj_pos).norm(dim=1)
+        obj_to_goal = torch.linalg.vector_norm(self.goal_pos - obj_pos, dim=1)
         placed = obj_to_goal <= GOAL_THRESHOLD
-        arm_speed = qvel[:, :self.robot.arm_dof].norm(dim=1)
+        arm_speed = torch.linalg.vector_norm(qvel[:, :self.robot.arm_dof], dim=1)
         static = arm_speed < 0.2
         return {
             "success": placed & static,
@@ -65,7 +65,7 @@ class PickCubeTask(GoalPointMixin, Task):
             "is_robot_static": static,
             "is_grasped": is_grasped(self.robot, qpos, obj_pos, self.cube_half_size),
             "obj_to_goal_dist": obj_to_goal,
-            "tcp_to_obj_dist": (obj_pos - tcp).norm(dim=1),
+            "tcp_to_obj_dist": torch.linalg.vector_norm(obj_pos - tcp, dim=1),
             "arm_speed": arm_speed,        # |arm qvel|, rad/s
         }
 
@@ -78,7 +78,7 @@ class PickCubeTask(GoalPointMixin, Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 5.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         obj_pose = self.cube.pose()
         return {
             "is_grasped": info["is_grasped"].float().unsqueeze(1),

@@ -25,7 +25,7 @@ def to_float_tensor(name: str, value: Any, shape: tuple[int, ...], device: torch
         raise TypeError(f"{name} must be a torch.Tensor or numpy array of shape {shape}, got {type(value).__name__}")
     if not value.dtype.is_floating_point:
         raise ValueError(f"{name} must have a floating dtype (float32 expected), got {value.dtype}")
-    if tuple(value.shape) != tuple(shape):
+    if value.shape != shape:   # torch.Size compares with a tuple
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(value.shape)}")
     # finiteness is checked where the values are on the host (numpy and CPU tensors: no
     # GPU sync); a tensor already on a GPU is not checked here, since a check would stall

@@ -61,7 +61,7 @@ def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) ->
     object of half width `half` (m) across the jaws; qpos (N, dof) of `robot`."""
     tcp = robot.tcp_pose(qpos)[:, :3]
     width = robot.gripper_width(qpos)
-    near = (obj_pos - tcp).norm(dim=1) < 0.02
+    near = torch.linalg.vector_norm(obj_pos - tcp, dim=1) < 0.02   # Tensor.norm's Python wrapper skipped
     return near & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
 
 
