@@ -51,17 +51,19 @@ class PackedReads:
         return None if idx is None else self._values[idx]
 
     # -- the index ----------------------------------------------------------------------
-    def _offsets(self) -> tuple[dict, dict]:
-        """Start of each rigid dynamic body (by component id) and articulation (by id)."""
-        rigid = {id(c): RIGID_FLOATS * i for i, c in enumerate(self._system.get_rigid_dynamic_components())}
+    def _offsets(self) -> tuple[dict, dict, list]:
+        """Start of each rigid dynamic body (by component id) and articulation (by id),
+        and the wrappers those ids belong to (kept alive while the ids are compared)."""
+        bodies = self._system.get_rigid_dynamic_components()
+        rigid = {id(c): RIGID_FLOATS * i for i, c in enumerate(bodies)}
         start = RIGID_FLOATS * len(rigid)
-        roots = {}
+        roots, arts = {}, []
         for link in self._system.get_articulation_link_components():
             if link.is_root:
-                art = link.articulation
-                roots[id(art)] = start
-                start += RIGID_FLOATS + 4 * art.dof   # root, qpos, qvel, (target pos, target vel) per joint
-        return rigid, roots
+                arts.append(link.articulation)
+                roots[id(arts[-1])] = start
+                start += RIGID_FLOATS + 4 * arts[-1].dof   # root, qpos, qvel, (target pos, target vel) per joint
+        return rigid, roots, [bodies, arts]
 
     def _candidates(self, view, rigid: dict, roots: dict) -> dict:
         """kind -> (index (N, k), the per-env read it replaces) for one view."""
@@ -83,10 +85,11 @@ class PackedReads:
         return {}
 
     def _build_index(self) -> None:
-        rigid, roots = self._offsets()
+        rigid, roots, alive = self._offsets()
         values, index = self._values, {}
         for view in self._views():
             for kind, (idx, per_env) in self._candidates(view, rigid, roots).items():
                 if idx.size and int(idx.max()) < len(values) and np.array_equal(values[idx], per_env()):
                     index[(id(view), kind)] = idx
         self._index, self._size = index, len(values)
+        del alive
