@@ -124,8 +124,9 @@ class Robot:
         """Turn a clipped action (N, action_dim) into drive targets for all envs."""
         qpos = self.view.qpos(copy=False)    # only read here
         version = self.sim.read_cache.version
-        if self.arm.elementwise and action.device.type == "cpu":   # numpy: see ArmController
-            action, qpos = (action.detach() if action.requires_grad else action).numpy(), qpos.numpy()
+        if action.device.type == "cpu":
+            if self.arm.elementwise:   # numpy: see ArmController
+                action, qpos = (action.detach() if action.requires_grad else action).numpy(), qpos.numpy()
         arm_action = action[:, :self.arm.action_dim]
         arm = self.arm.targets(self._to_base_axes(arm_action), qpos[:, :self.arm_dof], version)
         if self.gripper is None:

@@ -72,7 +72,7 @@ def flatten_obs(obs: Any) -> torch.Tensor:
     (N, D): every leaf reshaped to (N, -1) and concatenated in the module's one order
     (depth-first, insertion order). A single tensor/array is reshaped the same way."""
     flat = []
-    for leaf in _leaves(obs, []):
+    for leaf in _leaf_values(obs, []):
         if not isinstance(leaf, torch.Tensor):
             leaf = torch.as_tensor(leaf)
         flat.append(leaf if leaf.dim() == 2 else leaf.reshape(leaf.shape[0], -1))   # (N, k) leaves as they are
@@ -80,12 +80,12 @@ def flatten_obs(obs: Any) -> torch.Tensor:
     return out if out.dtype == torch.float32 else out.float()
 
 
-def _leaves(tree: Any, out: list) -> list:
+def _leaf_values(tree: Any, out: list) -> list:
     """Append every leaf of `tree` to `out` in leaf_items' order (no paths: the step's
     obs build calls this every step)."""
     if isinstance(tree, Mapping):
         for value in tree.values():
-            _leaves(value, out)
+            _leaf_values(value, out)
     else:
         out.append(tree)
     return out
