@@ -85,21 +85,12 @@ class StateLayout:
         bound[self.lin.reshape(-1)] = MAX_LINEAR_SPEED / 3 ** 0.5
         bound[self.ang.reshape(-1)] = MAX_ANGULAR_SPEED / 3 ** 0.5
         bound[self.qvel] = MAX_JOINT_SPEED
-        self._bound = {torch.device("cpu"): bound}
         self._bound_np = bound.numpy()
         # index and limit tensors live where the state does: indexing a device tensor
         # with CPU indices would copy them to the device (a host sync) on every step
         self.device = sim.device
         for name in ("pos", "lin", "ang", "quat", "qpos", "qvel", "velocities", "qlow", "qhigh"):
             setattr(self, name, getattr(self, name).to(self.device))
-
-    def suspects(self, state: torch.Tensor) -> torch.Tensor:
-        """bool (N,): rows with an entry above its first-pass bound or not finite (a
-        superset of the rows `faults` flags; 3 tensor ops)."""
-        bound = self._bound.get(state.device)
-        if bound is None:
-            bound = self._bound[state.device] = self._bound[torch.device("cpu")].to(state.device)
-        return ~(state.abs() <= bound).all(dim=1)
 
     def all_clear(self, state: torch.Tensor) -> bool:
         """True when no row of a CPU state (N, S) can have a fault (every entry finite
