@@ -72,23 +72,12 @@ def flatten_obs(obs: Any) -> torch.Tensor:
     (N, D): every leaf reshaped to (N, -1) and concatenated in the module's one order
     (depth-first, insertion order). A single tensor/array is reshaped the same way."""
     flat = []
-    for leaf in _leaf_values(obs, []):
+    for _, leaf in leaf_items(obs):
         if not isinstance(leaf, torch.Tensor):
             leaf = torch.as_tensor(leaf)
         flat.append(leaf if leaf.dim() == 2 else leaf.reshape(leaf.shape[0], -1))   # (N, k) leaves as they are
     out = flat[0] if len(flat) == 1 else torch.cat(flat, dim=1)
     return out if out.dtype == torch.float32 else out.float()
-
-
-def _leaf_values(tree: Any, out: list) -> list:
-    """Append every leaf of `tree` to `out` in leaf_items' order (no paths: the step's
-    obs build calls this every step)."""
-    if isinstance(tree, Mapping):
-        for value in tree.values():
-            _leaf_values(value, out)
-    else:
-        out.append(tree)
-    return out
 
 
 def leading_dims(tree: Any) -> set[int]:

@@ -21,6 +21,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from robosim.sim.views import ActorView, ArticulationView
+
 RIGID_FLOATS = 13            # quaternion (4), position (3), linear (3) and angular (3) velocity
 _POSE_ORDER = np.array([4, 5, 6, 0, 1, 2, 3])   # packed [q, p] -> robosim's [p, q]
 
@@ -66,8 +68,9 @@ class PackedReads:
         return rigid, roots, [bodies, arts]
 
     def _candidates(self, view, rigid: dict, roots: dict) -> dict:
-        """kind -> (index (N, k), the per-env read it replaces) for one view."""
-        if hasattr(view, "bodies") and hasattr(view, "_read_pose_per_env"):
+        """kind -> (index (N, k), the per-env read it replaces) for one view (object pools
+        keep their own reads)."""
+        if isinstance(view, ActorView):
             if not all(b is not None and id(b) in rigid for b in view.bodies):
                 return {}
             base = np.array([rigid[id(b)] for b in view.bodies])[:, None]
@@ -75,7 +78,7 @@ class PackedReads:
             if not view.kinematic:
                 out["velocity"] = (base + np.arange(7, RIGID_FLOATS), view._read_velocity_per_env)
             return out
-        if hasattr(view, "articulations") and hasattr(view, "_read_joints_per_env"):
+        if isinstance(view, ArticulationView):
             if not view.uniform or not all(id(a) in roots for a in view.articulations):
                 return {}
             base, d = np.array([roots[id(a)] for a in view.articulations])[:, None], view.dof
@@ -85,11 +88,10 @@ class PackedReads:
         return {}
 
     def _build_index(self) -> None:
-        rigid, roots, alive = self._offsets()
+        rigid, roots, _alive = self._offsets()   # _alive: the wrappers whose ids are the keys
         values, index = self._values, {}
         for view in self._views():
             for kind, (idx, per_env) in self._candidates(view, rigid, roots).items():
                 if idx.size and int(idx.max()) < len(values) and np.array_equal(values[idx], per_env()):
                     index[(id(view), kind)] = idx
         self._index, self._size = index, len(values)
-        del alive
