@@ -15,20 +15,24 @@ from robosim.agents.kinematics import SerialChain
 CONTROL_MODES = ("pd_joint_pos", "pd_joint_delta_pos", "pd_ee_delta_pos", "pd_ee_delta_pose")
 
 
-def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float = 0.05) -> torch.Tensor:
+def damped_least_squares(jac: torch.Tensor | np.ndarray, error: torch.Tensor | np.ndarray,
+                         damping: float = 0.05) -> torch.Tensor | np.ndarray:
     """Joint step (B, dof) that best moves the tip by `error` (B, k) given jac (B, k, dof):
-    J^T (J J^T + damping^2 I)^-1 error, in jac's dtype and on its device.
+    J^T (J J^T + damping^2 I)^-1 error, in jac's dtype, as numpy for numpy input and as a
+    tensor on jac's device otherwise.
 
     On CPU the math runs in numpy: its stacked matmul and solve handle each env's small
     matrices with the same per-matrix LAPACK/BLAS calls whatever the batch size, cost
     microseconds for one env instead of torch's per-op overhead, and never wake torch's
     intra-op thread pool (a batched torch LU spread over it stalled 4-8 ms per call next
     to the PhysX threads on the 2-core project machine, docs/performance.md step 4)."""
-    if jac.device.type == "cpu":
-        j, e = jac.detach().numpy(), error.detach().numpy()
+    if isinstance(jac, np.ndarray):
+        j = np.ascontiguousarray(jac)
         jjt = j @ j.swapaxes(-1, -2)
         a = jjt + damping**2 * np.eye(jjt.shape[-1], dtype=jjt.dtype)
-        return torch.from_numpy((j.swapaxes(-1, -2) @ np.linalg.solve(a, e[..., None]))[..., 0])
+        return (j.swapaxes(-1, -2) @ np.linalg.solve(a, error[..., None]))[..., 0]
+    if jac.device.type == "cpu":
+        return torch.from_numpy(damped_least_squares(jac.detach().numpy(), error.detach().numpy(), damping))
     jjt = jac @ jac.transpose(-1, -2)
     eye = torch.eye(jac.shape[-2], dtype=jac.dtype, device=jac.device).expand_as(jjt)
     # solve_ex: solve() checks for errors, a device synchronization
@@ -39,13 +43,11 @@ def damped_least_squares(jac: torch.Tensor, error: torch.Tensor, damping: float 
 class ArmController:
     """Base class: `targets(action, qpos)` returns arm joint targets (N, arm_dof).
 
-    `elementwise` controllers (the joint-space ones) also take and return float32 numpy
-    arrays: on CPU the robot runs them in numpy, the same IEEE float32 operations as the
-    torch ones (tests/agents/test_controllers.py compares the bits) at about a quarter of
-    torch's per-operation cost for one env."""
+    Every controller also takes and returns float32 numpy arrays: on CPU the robot runs
+    it in numpy, the same IEEE operations as with tensors (tests/agents/test_controllers.py
+    compares the bits) at about a quarter of torch's per-operation cost for one env."""
 
     action_dim: int
-    elementwise = False
 
     def __init__(self, qlimits: torch.Tensor):
         self.qlimits = qlimits  # (arm_dof, 2)
@@ -55,10 +57,12 @@ class ArmController:
         ones = torch.ones(self.action_dim)
         return -ones, ones
 
-    def targets(self, action: torch.Tensor, qpos: torch.Tensor, version: int | None = None) -> torch.Tensor:
+    def targets(self, action: torch.Tensor | np.ndarray, qpos: torch.Tensor | np.ndarray,
+                version: int | None = None) -> torch.Tensor | np.ndarray:
         """Arm joint targets (N, arm_dof) for `action` (N, action_dim) at arm joint
-        positions `qpos` (N, arm_dof); `version`: the scene ReadCache version qpos was
-        read at (lets FK reuse its last result, see SerialChain)."""
+        positions `qpos` (N, arm_dof), both tensors or both float32 numpy (CPU), answered
+        in the same kind; `version`: the scene ReadCache version qpos was read at (lets
+        FK reuse its last result, see SerialChain)."""
         raise NotImplementedError
 
     def _clamp(self, q: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
@@ -90,8 +94,6 @@ class JointPosController(ArmController):
 class JointDeltaPosController(ArmController):
     """Action in [-1, 1] per joint -> target = current qpos + action * max_delta (rad)."""
 
-    elementwise = True
-
     def __init__(self, qlimits: torch.Tensor, max_delta: float = 0.1):
         super().__init__(qlimits)
         self.action_dim = qlimits.shape[0]
@@ -117,17 +119,22 @@ class EEDeltaController(ArmController):
         self.max_pos, self.max_rot = max_pos, max_rot
 
     def targets(self, action, qpos, version=None):
-        jac = self.chain.jacobian(qpos.double(), version)[0]
-        action = action.double()
+        if isinstance(action, np.ndarray):
+            jac = self.chain.jacobian_numpy(qpos, version)
+            action, cat = action.astype(np.float64), np.concatenate
+        else:
+            jac = self.chain.jacobian(qpos.double(), version)[0]
+            action, cat = action.double(), torch.cat
         delta_pos = action[:, :3] * self.max_pos
         if self.rotation:
             # the target orientation is exp([w]x) R: its error from R as a rotation vector
             # is w itself (|w| <= sqrt(3) max_rot < pi), so no matrix round trip is needed
             rotvec = action[:, 3:6] * self.max_rot
-            step = damped_least_squares(jac, torch.cat([delta_pos, rotvec], dim=-1))
+            step = damped_least_squares(jac, cat([delta_pos, rotvec], -1))
         else:
             step = damped_least_squares(jac[:, :3], delta_pos)
-        return self._clamp(qpos + step.float())
+        step = step.astype(np.float32) if isinstance(step, np.ndarray) else step.float()
+        return self._clamp(qpos + step)
 
 
 class GripperController:

@@ -88,54 +88,87 @@ class SerialChain:
             fn = self._programs[jacobian] = compile_chain(self._links, jacobian)
         return fn
 
-    def _evaluate(self, q: torch.Tensor, jacobian: bool) -> torch.Tensor:
-        """The compiled program's outputs for every row of q: (B, K) in q's dtype/device."""
+    def _evaluate_numpy(self, q: np.ndarray, jacobian: bool) -> np.ndarray:
+        """The compiled program's outputs for every row of float64 numpy q: (B, K) float64."""
         fn, batch = self._program(jacobian), q.shape[0]
-        if q.device.type == "cpu":
-            qn = (q if q.dtype == torch.float64 and not q.requires_grad else q.detach().to(torch.float64)).numpy()
-            cos, sin = np.cos(qn), np.sin(qn)
-            if batch == 1:   # Python floats: the same IEEE operations as the numpy columns
-                args = [v for pair in zip(cos[0].tolist(), sin[0].tolist()) for v in pair]
-                values = np.array(fn(*args), dtype=np.float64).reshape(1, -1)
-            else:
-                cols_c, cols_s = np.ascontiguousarray(cos.T), np.ascontiguousarray(sin.T)
-                out = fn(*[col for pair in zip(cols_c, cols_s) for col in pair])
-                values = np.empty((batch, len(out)), dtype=np.float64)
-                for k, v in enumerate(out):
-                    values[:, k] = v
-            values = torch.from_numpy(values)
-            return values if q.dtype == torch.float64 else values.to(q.dtype)
+        cos, sin = np.cos(q), np.sin(q)
+        if batch == 1:   # Python floats: the same IEEE operations as the numpy columns
+            args = [v for pair in zip(cos[0].tolist(), sin[0].tolist()) for v in pair]
+            return np.array(fn(*args), dtype=np.float64).reshape(1, -1)
+        cols_c, cols_s = np.ascontiguousarray(cos.T), np.ascontiguousarray(sin.T)
+        out = fn(*[col for pair in zip(cols_c, cols_s) for col in pair])
+        values = np.empty((batch, len(out)), dtype=np.float64)
+        for k, v in enumerate(out):
+            values[:, k] = v
+        return values
+
+    def _evaluate_torch(self, q: torch.Tensor, jacobian: bool) -> torch.Tensor:
+        """The compiled program's outputs for every row of q on its device: (B, K) in q's dtype."""
+        batch = q.shape[0]
         cos, sin = torch.cos(q), torch.sin(q)
-        out = fn(*[col for pair in zip(cos.unbind(1), sin.unbind(1)) for col in pair])
+        out = self._program(jacobian)(*[col for pair in zip(cos.unbind(1), sin.unbind(1)) for col in pair])
         return torch.stack([v if isinstance(v, torch.Tensor) else torch.full((batch,), v, dtype=q.dtype, device=q.device)
                             for v in out], dim=1)
 
-    def _cached(self, q: torch.Tensor, version: int | None, jacobian: bool) -> torch.Tensor:
-        """`_evaluate(q)`, reused while q is the last q: `version` (the scene's ReadCache
-        version q was read at) equal to the last one, or, on CPU, q bit-for-bit equal to
-        the last q (a GPU compare would wait for the device, so there it recomputes).
-        Calls with and without a version can be mixed: the last q is kept either way."""
+    def _reusable(self, q, version: int | None, jacobian: bool) -> bool:
+        """Whether the kept evaluation answers q: the same kind (numpy or tensor), shape,
+        dtype and device, with a Jacobian if one is needed, and `version` (the scene's
+        ReadCache version q was read at) equal to the kept one or, for numpy q (CPU), q
+        bit-for-bit equal to the kept q (a device compare would wait for the device, so
+        there it recomputes). A match by value adopts `version`."""
+        last = self._last
+        if (last is None or type(last[1]) is not type(q) or last[1].shape != q.shape or last[1].dtype != q.dtype
+                or (not isinstance(q, np.ndarray) and last[1].device != q.device)
+                or (jacobian and last[2].shape[1] == _POSE_VALUES)):
+            return False
+        if version is not None and last[0] == version:
+            return True
+        if not isinstance(q, np.ndarray):   # device tensors: comparing would wait for the device
+            return False
+        equal = last[1].tobytes() == q.tobytes()   # bit for bit, and cheaper than array_equal for a few rows
+        if equal and version is not None:
+            self._last = (version, last[1], last[2])
+        return equal
+
+    def values_numpy(self, q: np.ndarray, version: int | None = None, jacobian: bool = False) -> np.ndarray:
+        """CPU: the kept float64 (B, K) evaluation [tip position (3), rotation row-major
+        (9), then the Jacobian (6 * dof) once one was asked for] of numpy q (B, dof)
+        (float32 or float64; float32 is widened exactly). Read it, never modify it.
+        `version`: see `_reusable`. Raises ValueError for a q of another shape."""
         if q.ndim != 2 or q.shape[1] != self.dof:
             raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
+        q = q if q.dtype == np.float64 else q.astype(np.float64)
         self._with_jacobian |= jacobian
-        jacobian = self._with_jacobian
-        last = self._last
-        if (last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype
-                and last[1].device == q.device and (last[2].shape[1] > _POSE_VALUES or not jacobian)):
-            if version is not None and last[0] == version:
-                return last[2]
-            if q.device.type == "cpu" and torch.equal(last[1], q):
-                if version is not None:
-                    self._last = (version, last[1], last[2])
-                return last[2]
-        values = self._evaluate(q, jacobian)
+        if self._reusable(q, version, self._with_jacobian):
+            return self._last[2]
+        values = self._evaluate_numpy(q, self._with_jacobian)
+        self._last = (version, q.copy(), values)
+        return values
+
+    def _cached(self, q: torch.Tensor, version: int | None, jacobian: bool) -> torch.Tensor:
+        """The kept evaluation of tensor q (B, dof) in q's dtype, on q's device: on CPU
+        through `values_numpy` (float64), elsewhere on the device (see `_reusable`)."""
+        if q.ndim != 2 or q.shape[1] != self.dof:
+            raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
+        if q.device.type == "cpu":
+            values = torch.from_numpy(self.values_numpy(q.detach().numpy(), version, jacobian))
+            return values if q.dtype == torch.float64 else values.to(q.dtype)
+        self._with_jacobian |= jacobian
+        if self._reusable(q, version, self._with_jacobian):
+            return self._last[2]
+        values = self._evaluate_torch(q, self._with_jacobian)
         self._last = (version, q.detach().clone(), values)
         return values
 
+    def jacobian_numpy(self, q: np.ndarray, version: int | None = None) -> np.ndarray:
+        """CPU: the geometric Jacobian (B, 6, dof) [linear; angular] in the root frame of
+        numpy q (B, dof), float64, a read-only view of the kept evaluation
+        (`values_numpy`)."""
+        return self.values_numpy(q, version, jacobian=True)[:, _POSE_VALUES:].reshape(-1, 6, self.dof)
+
     def forward_values(self, q: torch.Tensor, version: int | None = None) -> torch.Tensor:
-        """The kept (B, K) evaluation itself: [tip position (3), rotation row-major (9),
-        then the Jacobian if one was asked for], float64 like q; read it, never modify it
-        (forward() hands out copies). `version`: see `_cached`."""
+        """The kept (B, K) evaluation itself as a tensor (see `values_numpy`); read it,
+        never modify it (forward() hands out copies). `version`: see `_reusable`."""
         return self._cached(q, version, jacobian=False)
 
     def forward(self, q: torch.Tensor, version: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:

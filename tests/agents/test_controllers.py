@@ -1,9 +1,14 @@
-"""The joint-space and gripper controllers run in numpy on CPU (robot.apply_action):
-their numpy results must carry the same bits as their torch results."""
+"""Every controller runs in numpy on CPU (robot.apply_action): its numpy results must
+carry the same bits as its torch results (the end-effector ones for every shipped robot,
+whose chain caches FK between the calls)."""
 import numpy as np
+import pytest
 import torch
 
+import robosim
+from robosim.agents import Robot, get_robot_spec
 from robosim.agents.controllers import GripperController, make_arm_controller
+from robosim.agents.kinematics import SerialChain
 
 
 def _random_inputs(rows: int, dof: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -18,7 +23,6 @@ def test_joint_controllers_give_the_same_bits_in_numpy_and_torch():
     limits, action, qpos = _random_inputs(4096, 7, seed=3)
     for mode in ("pd_joint_delta_pos", "pd_joint_pos"):
         controller = make_arm_controller(mode, limits, chain=None)
-        assert controller.elementwise
         from_torch = controller.targets(action, qpos)
         from_numpy = controller.targets(action.numpy(), qpos.numpy())
         assert isinstance(from_numpy, np.ndarray) and from_numpy.dtype == np.float32
@@ -35,3 +39,26 @@ def test_gripper_controller_gives_the_same_bits_in_numpy_and_torch():
         from_numpy = gripper.targets(action.numpy())
         assert from_numpy.shape == (10001, fingers) and from_numpy.dtype == np.float32
         assert torch.equal(from_torch, torch.from_numpy(from_numpy))
+
+
+@pytest.mark.parametrize("robot", robosim.list_robots())
+def test_end_effector_controllers_give_the_same_bits_in_numpy_and_torch(robot):
+    spec = get_robot_spec(robot)
+    chain = SerialChain(Robot(spec, spec.control_modes[0]).urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
+    g = torch.Generator().manual_seed(5)
+    qpos = (torch.rand(64, chain.dof, generator=g) - 0.5) * 4
+    limits = torch.stack([qpos.min(0).values + 0.3, qpos.max(0).values - 0.3], dim=1)   # some targets clamp
+    for mode, width in (("pd_ee_delta_pos", 3), ("pd_ee_delta_pose", 6)):
+        controller = make_arm_controller(mode, limits, chain)
+        action = torch.rand(64, width, generator=g) * 2 - 1
+        chain.forget()
+        from_torch = controller.targets(action, qpos)
+        chain.forget()
+        from_numpy = controller.targets(action.numpy(), qpos.numpy())
+        assert isinstance(from_numpy, np.ndarray) and from_numpy.dtype == np.float32
+        assert torch.equal(from_torch, torch.from_numpy(from_numpy)), mode
+        # one env alone: the same bits as inside the batch (the Python-float FK path)
+        chain.forget()
+        assert np.array_equal(controller.targets(action[5:6].numpy(), qpos[5:6].numpy()), from_numpy[5:6]), mode
+        # the kept FK answers a second call with the same q: still the same targets
+        assert np.array_equal(controller.targets(action.numpy(), qpos.numpy()), from_numpy), mode
