@@ -51,7 +51,7 @@ class PickCubeTask(GoalPointMixin, Task):
         self.set_goal(torch.cat([goal_xy, goal_z], dim=1), env_idx)
 
     def evaluate(self):
-        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
+        qpos, qvel = self.robot.view.qpos(copy=False), self.robot.view.qvel(copy=False)   # only read here
         tcp = self.robot.tcp_pose()[:, :3]
         obj_pos = self.cube.pose()[:, :3]
         obj_to_goal = torch.linalg.vector_norm(self.goal_pos - obj_pos, dim=1)

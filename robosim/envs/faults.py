@@ -86,6 +86,7 @@ class StateLayout:
         bound[self.ang.reshape(-1)] = MAX_ANGULAR_SPEED / 3 ** 0.5
         bound[self.qvel] = MAX_JOINT_SPEED
         self._bound_np = bound.numpy()
+        self._scratch: tuple[np.ndarray, np.ndarray] | None = None   # all_clear's |state| and verdicts
         # index and limit tensors live where the state does: indexing a device tensor
         # with CPU indices would copy them to the device (a host sync) on every step
         self.device = sim.device
@@ -98,7 +99,10 @@ class StateLayout:
         if state.device.type != "cpu":
             return False
         values = (state.detach() if state.requires_grad else state).numpy()
-        return bool((np.abs(values) <= self._bound_np).all())
+        scratch = self._scratch
+        if scratch is None or scratch[0].shape != values.shape:   # kept buffers: no allocation per step
+            scratch = self._scratch = (np.empty(values.shape, np.float32), np.empty(values.shape, bool))
+        return bool(np.less_equal(np.abs(values, out=scratch[0]), self._bound_np, out=scratch[1]).all())
 
     def faults(self, state: torch.Tensor) -> torch.Tensor:
         """int8 (N,) fault code of each row of a physics state (N, S) (0: none)."""
