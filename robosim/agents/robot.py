@@ -182,6 +182,10 @@ class Robot:
             return qpos.new_zeros(qpos.shape[0])
         g = qpos[:, self.arm_dof:]
         if grip.width_is_joint_sum:
+            if qpos.device.type == "cpu":
+                if g.shape[1] == 2 and qpos.dtype == torch.float32 and not qpos.requires_grad:
+                    g = g.numpy()   # the same float32 sum without torch's per-op overhead
+                    return torch.from_numpy(g[:, 0] + g[:, 1])
             return g[:, 0] + g[:, 1] if g.shape[1] == 2 else g.sum(dim=1)
         frac = (g.mean(dim=1) - grip.closed) / (grip.open - grip.closed)
         return grip.width_closed + frac * (grip.width_open - grip.width_closed)

@@ -88,3 +88,17 @@ def test_once_a_jacobian_was_asked_for_the_step_s_fk_serves_the_next_ik(chain):
     values = chain._last[2]
     jac = chain.jacobian(q, version=7)[0]  # the next step's IK, same version: no second evaluation
     assert chain._last[2] is values and jac.shape == (4, 6, chain.dof)
+
+
+def test_the_kept_evaluation_answers_only_the_same_bits_of_q(chain):
+    q = random_q(chain, 3, seed=6).numpy()
+    chain.forget()
+    first = chain.values_numpy(q)
+    assert chain.values_numpy(q.copy()) is first                    # the same bits: reused
+    assert np.shares_memory(chain.forward_values(torch.from_numpy(q.copy())).numpy(), first)   # tensor API shares it
+    nudged = q.copy()
+    nudged[1, 0] += 1e-9
+    second = chain.values_numpy(nudged)                             # one entry moved: evaluated again
+    assert second is not first and not np.array_equal(second[1], first[1])
+    assert np.array_equal(second[[0, 2]], first[[0, 2]])
+    assert chain.values_numpy(nudged.astype(np.float32)) is not second   # float32 q widens to other bits
