@@ -58,14 +58,15 @@ class PickCubeTask(GoalPointMixin, Task):
         placed = obj_to_goal <= GOAL_THRESHOLD
         arm_speed = torch.linalg.vector_norm(qvel[:, :self.robot.arm_dof], dim=1)
         static = arm_speed < 0.2
+        tcp_to_obj = torch.linalg.vector_norm(obj_pos - tcp, dim=1)
         return {
             "success": placed & static,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_obj_placed": placed,
             "is_robot_static": static,
-            "is_grasped": is_grasped(self.robot, qpos, obj_pos, self.cube_half_size),
+            "is_grasped": is_grasped(self.robot, qpos, obj_pos, self.cube_half_size, tcp_to_obj),
             "obj_to_goal_dist": obj_to_goal,
-            "tcp_to_obj_dist": torch.linalg.vector_norm(obj_pos - tcp, dim=1),
+            "tcp_to_obj_dist": tcp_to_obj,
             "arm_speed": arm_speed,        # |arm qvel|, rad/s
         }
 
@@ -75,7 +76,7 @@ class PickCubeTask(GoalPointMixin, Task):
         reward = reward + grasped
         reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * grasped
         reward = reward + (1 - torch.tanh(5 * info["arm_speed"])) * info["is_obj_placed"].float()
-        return torch.where(info["success"], torch.zeros_like(reward), reward - 5.0)
+        return torch.where(info["success"], 0.0, reward - 5.0)
 
     def task_observations(self, info):
         tcp = self.robot.tcp_pose()[:, :3]

@@ -53,16 +53,19 @@ def grasp_rotation(object_yaw: torch.Tensor, symmetry: float = math.pi / 2) -> t
     return matmul3(axis_angle_matrix(axis, yaw), _DOWN.to(yaw.device).expand(len(yaw), 3, 3))
 
 
-def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float) -> torch.Tensor:
+def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float,
+               tcp_to_obj: torch.Tensor | None = None) -> torch.Tensor:
     """(N,) bool: the object's centre lies between the fingers and the fingers rest on it.
 
     A geometric test (no contact query): tcp within 2 cm of the centre obj_pos (N, 3)
     (env frame, m) and the finger gap within [2 * half - 1 cm, 2 * half + 0.6 cm], for an
-    object of half width `half` (m) across the jaws; qpos (N, dof) of `robot`."""
-    tcp = robot.tcp_pose(qpos)[:, :3]
+    object of half width `half` (m) across the jaws; qpos (N, dof) of `robot`.
+    `tcp_to_obj`: the (N,) distance |obj_pos - tcp_pose(qpos)| (m) when the caller has
+    already computed it (otherwise it is computed here)."""
+    if tcp_to_obj is None:
+        tcp_to_obj = torch.linalg.vector_norm(obj_pos - robot.tcp_pose(qpos)[:, :3], dim=1)   # Tensor.norm's Python wrapper skipped
     width = robot.gripper_width(qpos)
-    near = torch.linalg.vector_norm(obj_pos - tcp, dim=1) < 0.02   # Tensor.norm's Python wrapper skipped
-    return near & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
+    return (tcp_to_obj < 0.02) & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
 
 
 # -- actions --------------------------------------------------------------------------
