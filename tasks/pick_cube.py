@@ -52,7 +52,7 @@ class PickCubeTask(GoalPointMixin, Task):
 
     def evaluate(self):
         qpos, qvel = self.robot.view.qpos(copy=False), self.robot.view.qvel(copy=False)   # only read here
-        tcp = self.robot.tcp_pose()[:, :3]
+        tcp = self.robot.tcp_pose(copy=False)[:, :3]   # only read here
         obj_pos = self.cube.pose()[:, :3]
         obj_to_goal = torch.linalg.vector_norm(self.goal_pos - obj_pos, dim=1)
         placed = obj_to_goal <= GOAL_THRESHOLD
@@ -79,7 +79,7 @@ class PickCubeTask(GoalPointMixin, Task):
         return torch.where(info["success"], 0.0, reward - 5.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose()[:, :3]
+        tcp = self.robot.tcp_pose(copy=False)[:, :3]   # only read: the obs entries below are new tensors
         obj_pose = self.cube.pose()
         return {
             "is_grasped": info["is_grasped"].float().unsqueeze(1),

@@ -63,7 +63,7 @@ class ObservationBuilder:
         the scene's kept joint reads in it instead of copies of them."""
         robot = self.parts.robot
         qpos, qvel = robot.view.qpos(copy=copies), robot.view.qvel(copy=copies)
-        extra = {"tcp_pose": robot.tcp_pose()}   # FK of the current joint positions, kept per step
+        extra = {"tcp_pose": robot.tcp_pose(copy=copies)}   # FK of the current joint positions, kept per step
         extra.update(self.task.task_observations(info))
         return {"agent": {"qpos": qpos, "qvel": qvel}, "extra": extra}
 

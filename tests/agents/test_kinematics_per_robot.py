@@ -59,6 +59,11 @@ def test_tcp_pose_follows_the_physics_without_an_explicit_qpos(robot_scene, name
     after = robot.tcp_pose()    # a write invalidates the cached FK
     assert not torch.equal(before, after)
     torch.testing.assert_close(after, robot.tcp_pose(robot.view.qpos()), atol=0, rtol=0)
+    kept = robot.tcp_pose(copy=False)   # the kept result itself: no copy, the same bits
+    assert robot.tcp_pose(copy=False) is kept and torch.equal(kept, after)
+    fresh = robot.tcp_pose()
+    fresh += 1.0                        # a default call hands out a copy: the kept one is untouched
+    assert torch.equal(robot.tcp_pose(copy=False), after)
 
 
 @pytest.mark.parametrize("name", [r for r in ROBOTS if "pd_ee_delta_pos" in get_robot_spec(r).control_modes])
