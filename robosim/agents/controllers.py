@@ -146,9 +146,13 @@ class GripperController:
     def __init__(self, closed: float = -0.01, open_: float = 0.04, num_fingers: int = 2):
         self.closed, self.open, self.num_fingers = closed, open_, num_fingers
 
+    def width(self, action: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+        """(N, 1) target shared by every gripper joint, from action (N, 1), in its kind."""
+        return self.closed + (action[:, :1] + 1) * 0.5 * (self.open - self.closed)
+
     def targets(self, action: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
         """(N, num_fingers) targets from action (N, 1); a float32 numpy action gives numpy."""
-        width = self.closed + (action[:, :1] + 1) * 0.5 * (self.open - self.closed)
+        width = self.width(action)
         if isinstance(width, np.ndarray):
             return np.repeat(width, self.num_fingers, axis=1)
         return width.expand(-1, self.num_fingers)

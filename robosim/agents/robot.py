@@ -135,11 +135,13 @@ class Robot:
         if self.gripper is None:
             self.view.set_drive_targets(arm)
             return
-        grip = self.gripper.targets(action[:, -1:])
-        if isinstance(arm, np.ndarray):
-            self.view.set_drive_targets(np.concatenate([arm, grip], axis=1))
+        if isinstance(arm, np.ndarray):   # one (N, dof) array, the fingers' shared target broadcast
+            targets = np.empty((len(arm), self.dof), dtype=np.float32)
+            targets[:, :self.arm_dof] = arm
+            targets[:, self.arm_dof:] = self.gripper.width(action[:, -1:])
+            self.view.set_drive_targets(targets)
         else:
-            self.view.set_drive_targets(torch.cat([arm, grip], dim=1))
+            self.view.set_drive_targets(torch.cat([arm, self.gripper.targets(action[:, -1:])], dim=1))
 
     # -- readouts -----------------------------------------------------------------------
     def tcp_pose(self, qpos: torch.Tensor | None = None, copy: bool = True) -> torch.Tensor:

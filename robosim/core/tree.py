@@ -60,7 +60,7 @@ def leaf_items(tree: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     gymnasium Dict space: its leaves are the sub-spaces), depth-first in insertion
     order; paths join keys with '/' ("agent/qpos"). A non-mapping `tree` is one leaf
     named `prefix` without its trailing '/' ("" by default)."""
-    if not isinstance(tree, Mapping):
+    if isinstance(tree, (torch.Tensor, np.ndarray)) or not isinstance(tree, Mapping):   # (tensors skip the ABC check)
         yield prefix.rstrip("/"), tree
         return
     for key, value in tree.items():
