@@ -78,8 +78,6 @@ class ArmController:
 class JointPosController(ArmController):
     """Absolute joint targets in rad; the action space is the joint limit box."""
 
-    elementwise = True
-
     def __init__(self, qlimits: torch.Tensor):
         super().__init__(qlimits)
         self.action_dim = qlimits.shape[0]

@@ -166,11 +166,6 @@ class SerialChain:
         (`values_numpy`)."""
         return self.values_numpy(q, version, jacobian=True)[:, _POSE_VALUES:].reshape(-1, 6, self.dof)
 
-    def forward_values(self, q: torch.Tensor, version: int | None = None) -> torch.Tensor:
-        """The kept (B, K) evaluation itself as a tensor (see `values_numpy`); read it,
-        never modify it (forward() hands out copies). `version`: see `_reusable`."""
-        return self._cached(q, version, jacobian=False)
-
     def forward(self, q: torch.Tensor, version: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3).
         `version`: see `_cached`."""
