@@ -6,6 +6,7 @@ the buffer is fetched first when a step made it stale (GpuBuffers).
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from robosim.sim.properties import GPU_REFUSED, GpuRefusesBodyProperties
@@ -159,8 +160,11 @@ class GpuArticulationView(ArticulationView):
         self.buffers.fresh.discard("link")
 
     def set_drive_targets(self, targets, env_idx=None):
-        """PD targets (M, dof); the target buffer is written by robosim alone, so its other
-        rows are always current and need no fetch."""
+        """PD targets (M, dof) (a tensor or numpy array, as for the CPU view); the target
+        buffer is written by robosim alone, so its other rows are always current and need
+        no fetch."""
+        if isinstance(targets, np.ndarray):   # the CPU controllers' numpy output (emulated system on CPU)
+            targets = torch.from_numpy(targets)
         targets = targets.to(self.device, torch.float32)
         if env_idx is None:
             self._targets.copy_(targets)
