@@ -147,12 +147,13 @@ class SerialChain:
 
     def _cached(self, q: torch.Tensor, version: int | None, jacobian: bool) -> torch.Tensor:
         """The kept evaluation of tensor q (B, dof) in q's dtype, on q's device: on CPU
-        through `values_numpy` (float64), elsewhere on the device (see `_reusable`)."""
-        if q.ndim != 2 or q.shape[1] != self.dof:
-            raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
+        through `values_numpy` (float64, which checks q's shape), elsewhere on the device
+        (see `_reusable`)."""
         if q.device.type == "cpu":
             values = torch.from_numpy(self.values_numpy(q.detach().numpy(), version, jacobian))
             return values if q.dtype == torch.float64 else values.to(q.dtype)
+        if q.ndim != 2 or q.shape[1] != self.dof:
+            raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
         self._with_jacobian |= jacobian
         if self._reusable(q, version, self._with_jacobian):
             return self._last[2]

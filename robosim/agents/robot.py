@@ -41,6 +41,9 @@ class Robot:
         self.base_position = torch.tensor(position, dtype=torch.float32)
         self.base_quat = torch.tensor(spec.base_quat, dtype=torch.float32)
         self._base_rotated = tuple(spec.base_quat) != (1.0, 0.0, 0.0, 0.0)
+        # end-effector actions along env axes of a yawed base are turned into base axes
+        # (_to_base_axes, tensor math: such an arm keeps its controller in torch on CPU)
+        self._turns_ee_axes = self._base_rotated and control_mode in ("pd_ee_delta_pos", "pd_ee_delta_pose")
         self.chain = SerialChain(self.urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
         if tuple(self.chain.joint_names) != tuple(spec.arm_joints):
             raise ValueError(f"RobotSpec.arm_joints of {spec.name!r} must be the movable joints from "
@@ -86,9 +89,6 @@ class Robot:
         self.arm = make_arm_controller(self.control_mode, limits[:self.arm_dof], self.chain,
                                        spec.joint_delta, spec.ee_max_pos, spec.ee_max_rot)
         self.gripper = GripperController(grip.closed, grip.open, len(grip.joints)) if grip else None
-        # on CPU the controllers run in numpy (ArmController), except for end-effector
-        # actions of a yawed base, whose axes _to_base_axes turns with tensor math
-        self._arm_in_numpy = not (self._base_rotated and self.control_mode in ("pd_ee_delta_pos", "pd_ee_delta_pose"))
         low, high = self.arm.action_bounds()
         self.action_low, self.action_high = low.cpu(), high.cpu()    # CPU: becomes the gym space
         if grip:
@@ -117,7 +117,7 @@ class Robot:
 
     def _to_base_axes(self, action: torch.Tensor) -> torch.Tensor:
         """End-effector action parts (N, 3k) from env-frame axes to base-frame axes."""
-        if not self._base_rotated or self.control_mode not in ("pd_ee_delta_pos", "pd_ee_delta_pose"):
+        if not self._turns_ee_axes:
             return action
         rot_t = self._base_rot.transpose(0, 1).to(action.dtype)
         parts = [matvec3(rot_t, action[:, k:k + 3]) for k in range(0, action.shape[1], 3)]
@@ -128,7 +128,7 @@ class Robot:
         qpos = self.view.qpos(copy=False)    # only read here
         version = self.sim.read_cache.version
         if action.device.type == "cpu":
-            if self._arm_in_numpy:   # numpy: see ArmController
+            if not self._turns_ee_axes:   # numpy (ArmController); turning ee axes stays tensor math
                 action, qpos = (action.detach() if action.requires_grad else action).numpy(), qpos.numpy()
         arm_action = action[:, :self.arm.action_dim]
         arm = self.arm.targets(self._to_base_axes(arm_action), qpos[:, :self.arm_dof], version)
