@@ -51,3 +51,22 @@ def test_a_failing_step_leaves_autograd_recording(env):
         env.step(torch.zeros(2, 99))
     x = torch.ones(2, requires_grad=True)
     assert (x * 3).sum().grad_fn is not None
+
+
+def test_stepping_below_autograd_gives_the_bits_of_a_plain_step(env):
+    """The guard skips dispatch layers only: the same seeded run through the undecorated
+    BaseEnv.step (functools.wraps keeps it as __wrapped__) gives the same bits."""
+    plain = robosim.make("PickCube-v1", num_envs=2)
+    try:
+        gen = torch.Generator().manual_seed(5)
+        actions = [torch.rand(2, env.single_action_space.shape[0], generator=gen) * 2 - 1 for _ in range(15)]
+        env.reset(seed=7)
+        plain.reset(seed=7)
+        undecorated = type(plain).step.__wrapped__
+        for action in actions:
+            guarded, unguarded = env.step(action), undecorated(plain, action)
+            for a, b in zip(guarded[:4], unguarded[:4]):
+                assert torch.equal(a, b)
+        assert torch.equal(env.get_state(), plain.get_state())
+    finally:
+        plain.close()
