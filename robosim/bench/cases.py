@@ -7,6 +7,12 @@ timed. Episodes are 50 control steps (PickCube's limit): the untimed reset betwe
 episodes keeps every block in the same regime. The reset-heavy variant instead times
 its resets: env i resets (options["env_idx"]) whenever (t + i) % 10 == 0, so every env
 resets every 10 steps and a tenth of the batch resets at each step.
+
+A "replay" ceiling case replays the most recent block of a robosim step case (`replays`):
+the robosim runner notes, untimed, each episode's starting state and the drive targets
+its controller set at every step, and the ceiling repeats exactly that motion in bare
+PhysX. Its rate is what PhysX alone needs for robosim's own run, so the ratio to it is
+robosim's overhead alone, whatever motion the control mode makes.
 """
 from __future__ import annotations
 
@@ -40,8 +46,9 @@ class Case:
     system: str                 # "robosim" | "maniskill" | "ceiling"
     control_mode: str           # the robosim/ManiSkill control mode; ceiling: its motion
     num_envs: int
-    variant: str = "step"       # "step" | "reset_heavy" | "hold" | "random"
+    variant: str = "step"       # "step" | "reset_heavy" | "hold" | "random" | "replay"
     sim_backend: str = "physx_cpu"
+    replays: "Case | None" = field(default=None, repr=False)   # replay ceiling: the robosim step case it repeats
     rates: list[float] = field(default_factory=list)    # env-steps/s of each block
     rss_delta_mb: float = float("nan")                  # RSS growth while building
     build_seconds: float = float("nan")
@@ -71,9 +78,10 @@ class Case:
             self._runner = None
 
 
-def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int) -> tuple[int, float]:
+def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int, after_step=None) -> tuple[int, float]:
     """Call step(t) until both limits are reached; reset_episode() (untimed) every
-    EPISODE_STEPS steps. Returns (control steps, timed seconds)."""
+    EPISODE_STEPS steps, after_step() (untimed) after each step. Returns (control steps,
+    timed seconds)."""
     timed, t = 0.0, 0
     while timed < min_seconds or t < min_steps:
         if t and t % EPISODE_STEPS == 0:
@@ -81,6 +89,8 @@ def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int) -> tupl
         start = time.perf_counter()
         step(t)
         timed += time.perf_counter() - start
+        if after_step is not None:
+            after_step()
         t += 1
     return t, timed
 
@@ -100,6 +110,18 @@ class _RobosimRunner:
         n = case.num_envs
         self.reset_groups = [torch.nonzero((torch.arange(n) + t) % RESET_EVERY == 0).flatten()
                              for t in range(RESET_EVERY)]
+        # the last step block's motion: [(episode start state, [drive targets (N, dof) per step])]
+        self.recording: list[tuple[dict, list[np.ndarray]]] = []
+
+    def _start_episode(self) -> None:
+        view, cube = self.env.robot.view, self.env.task.cube
+        reads = {"qpos": view.qpos, "qvel": view.qvel, "targets": view.drive_targets, "cube_pose": cube.pose,
+                 "cube_velocity": cube.velocity}
+        self.recording.append(({name: read().cpu().numpy() for name, read in reads.items()}, []))
+        self.env.parts.sim.read_cache.invalidate()   # the timed step reads the state itself, as without notes
+
+    def _note_targets(self) -> None:
+        self.recording[-1][1].append(self.env.robot.view.drive_targets().cpu().numpy())
 
     def run_block(self, min_seconds, min_steps, seed):
         env, actions = self.env, self.actions
@@ -118,7 +140,14 @@ class _RobosimRunner:
             def step(t):
                 env.step(actions[t % ACTION_POOL])
 
-            reset_episode = env.reset
+            def reset_episode():
+                env.reset()
+                self._start_episode()
+
+            self.recording = []
+            self._start_episode()
+            steps, seconds = _timed_loop(step, reset_episode, min_seconds, min_steps, self._note_targets)
+            return BlockResult(steps * self.case.num_envs, seconds)
         steps, seconds = _timed_loop(step, reset_episode, min_seconds, min_steps)
         return BlockResult(steps * self.case.num_envs, seconds)
 
@@ -165,6 +194,8 @@ class _CeilingRunner:
         self.ceiling = PhysxCeiling(case.num_envs, motion=case.variant)
 
     def run_block(self, min_seconds, min_steps, seed):
+        if self.case.variant == "replay":
+            return self._replay_block()
         c = self.ceiling
         c.reset(seed)
         timed, t = 0.0, 0
@@ -175,6 +206,20 @@ class _CeilingRunner:
             timed += c.timed_control_step()   # timed: the bare substeps
             t += 1
         return BlockResult(t * self.case.num_envs, timed)
+
+    def _replay_block(self) -> BlockResult:
+        """The robosim case's last block again, in bare PhysX: only the substeps timed."""
+        c, recording = self.ceiling, self.case.replays._runner.recording
+        if not recording:
+            raise RuntimeError(f"{self.case.key}: its robosim case has run no block to replay")
+        timed, steps = 0.0, 0
+        for state, targets in recording:
+            c.set_states(**state)
+            for step_targets in targets:
+                c.set_all_targets(step_targets)        # untimed
+                timed += c.timed_control_step()
+                steps += 1
+        return BlockResult(steps * self.case.num_envs, timed)
 
     def close(self):
         self.ceiling.close()

@@ -10,7 +10,11 @@ between substeps, so the rate is what PhysX alone allows for this scene.
 Motion: "hold" keeps every drive target at the rest pose; "random" sets new joint
 targets between control steps (untimed), current qpos + U(-0.1, 0.1) rad clipped to the
 joint limits and a random finger width — the motion of robosim's random-action
-`pd_joint_delta_pos` run, so the physics has the same contacts to solve.
+`pd_joint_delta_pos` run, so the physics has the same contacts to solve; "replay" leaves
+the targets to the caller: `set_states` puts every env where a robosim env was and
+`set_all_targets` gives the drive targets robosim's controller computed, so the bare
+physics repeats robosim's own run (bit for bit from a fresh scene:
+tests/bench/test_ceiling_replay.py) and its time is what PhysX alone needs for that motion.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ ROBOT_BASE = np.array([-0.615, 0.0, 0.0], dtype=np.float32)
 CUBE_HALF = 0.02
 SIM_FREQ = 100
 SUBSTEPS = 5          # PickCube: 100 Hz physics, 20 Hz control
-MOTIONS = ("hold", "random")
+MOTIONS = ("hold", "random", "replay")
 
 
 def _panda_urdf() -> str:
@@ -102,9 +106,39 @@ class PhysxCeiling:
         for joint, value in zip(self.joints[i], targets.tolist()):
             joint.set_drive_target(value)
 
+    def set_states(self, qpos: np.ndarray, qvel: np.ndarray, targets: np.ndarray, cube_pose: np.ndarray,
+                   cube_velocity: np.ndarray) -> None:
+        """Put env i's robot at qpos[i] / qvel[i] (rad, rad/s; (N, 9)) with drive targets
+        targets[i], and its cube at cube_pose[i] ([x, y, z, qw, qx, qy, qz] in the env
+        frame, m) moving at cube_velocity[i] ([linear m/s, angular rad/s]); float32."""
+        for i in range(self.num_envs):
+            self.robots[i].set_qpos(qpos[i])
+            self.robots[i].set_qvel(qvel[i])
+            self._set_targets(i, targets[i])
+            self.cubes[i].set_pose(sapien.Pose(cube_pose[i, :3] + self.origins[i], cube_pose[i, 3:]))
+            body = self.cubes[i].find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+            body.set_linear_velocity(cube_velocity[i, :3])
+            body.set_angular_velocity(cube_velocity[i, 3:])
+
+    def set_all_targets(self, targets: np.ndarray) -> None:
+        """Untimed: drive targets (N, 9) (rad; finger joints m) for the next control step."""
+        for i in range(self.num_envs):
+            self._set_targets(i, targets[i])
+
+    def qpos(self) -> np.ndarray:
+        """float32 (N, 9) joint positions of the robots."""
+        return np.stack([robot.qpos for robot in self.robots])
+
+    def cube_poses(self) -> np.ndarray:
+        """float32 (N, 7) cube poses in the env frames."""
+        poses = np.stack([np.concatenate([c.pose.p, c.pose.q]) for c in self.cubes]).astype(np.float32)
+        poses[:, :3] -= self.origins
+        return poses
+
     def control(self) -> None:
-        """Untimed: new drive targets for the next control step (motion="random")."""
-        if self.motion == "hold":
+        """Untimed: new drive targets for the next control step (motion="random"; "hold"
+        and "replay" set none here)."""
+        if self.motion != "random":
             return
         rng = self._rng
         for i in range(self.num_envs):

@@ -59,9 +59,12 @@ def _cases_for(n: int, cfg: BenchConfig) -> list[Case]:
     for backend in cfg.sim_backends:
         if backend != "physx_cpu":      # CUDA cases run in their own processes (run_cuda)
             continue
-        cases += [Case("robosim", mode, n, "step", backend) for mode in cfg.control_modes]
+        steps = [Case("robosim", mode, n, "step", backend) for mode in cfg.control_modes]
+        cases += steps
         if cfg.reset_heavy:
             cases.append(Case("robosim", CEILING_MODE, n, "reset_heavy", backend))
+        # robosim's own motion in bare PhysX (after the robosim cases: their first block is recorded)
+        cases += [Case("ceiling", step.control_mode, n, "replay", replays=step) for step in steps]
     cases += [Case("ceiling", CEILING_MODE, n, "random"), Case("ceiling", "hold", n, "hold")]
     return cases
 
@@ -197,6 +200,7 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
         for backend in [b for b in cfg.sim_backends if b == "physx_cpu"]:   # CUDA: doc["cuda"]
             for mode in cfg.control_modes:
                 rate = by[("robosim", mode, "step", backend)]
+                replayed = by.get(("ceiling", mode, "replay", "physx_cpu"))
                 ms = median(paired.get(mode, []))
                 ratios.append({
                     "num_envs": n, "control_mode": mode, "sim_backend": backend,
@@ -205,6 +209,8 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
                     "vs_maniskill": rate / ms if ms == ms and ms > 0 else None,
                     "ceiling_env_steps_per_s": ceiling,
                     "vs_ceiling": rate / ceiling if ceiling else None,
+                    "replayed_ceiling_env_steps_per_s": replayed,
+                    "vs_replayed_ceiling": rate / replayed if replayed else None,
                 })
     rows += [_case_record(c) for c in ms_envs.values()]
     spreads = [r["spread"] for r in rows if r["spread"] is not None]
@@ -221,7 +227,7 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
         "peak_rss_mb": _peak_rss_mb(),
         "peak_rss_mb_by_num_envs": peaks,
         "memory_note": ("peak_rss_mb_by_num_envs: process peak RSS once every env of that N (all robosim "
-                        "cases, both ceilings, the ManiSkill3 envs) was built and run; it only grows with "
+                        "cases, the ceilings, the ManiSkill3 envs) was built and run; it only grows with "
                         "N. rss_delta_mb per case is RSS growth during its build and undercounts when "
                         "memory freed by an earlier N is reused."),
         "physx_cuda": ("measured" if "physx_cuda" in cfg.sim_backends
@@ -300,6 +306,8 @@ def format_report(doc: dict) -> str:
         if cfg["reset_heavy"]:
             labels.append((f"robosim {CEILING_MODE} reset-heavy{suffix}",
                            ("robosim", CEILING_MODE, "reset_heavy", backend)))
+    labels += [(f"PhysX ceiling ({mode} replayed)", ("ceiling", mode, "replay", "physx_cpu"))
+               for mode in cfg["control_modes"]]
     labels += [("PhysX ceiling (random joint targets)", ("ceiling", CEILING_MODE, "random", "physx_cpu")),
                ("PhysX ceiling (targets held, bodies asleep)", ("ceiling", "hold", "hold", "physx_cpu"))]
     for label, key in labels:
@@ -321,6 +329,8 @@ def format_report(doc: dict) -> str:
         backend = "" if r["sim_backend"] == "physx_cpu" else f" [{r['sim_backend']}]"
         vs_ms = f"{r['vs_maniskill']:.1f}x ManiSkill3" if r["vs_maniskill"] else "ManiSkill3 not run"
         vs_c = f"{r['vs_ceiling']:.0%} of the PhysX ceiling" if r["vs_ceiling"] else ""
+        if r.get("vs_replayed_ceiling"):
+            vs_c += f" ({r['vs_replayed_ceiling']:.0%} of its own motion replayed)"
         lines.append(f"N={r['num_envs']} {r['control_mode']}{backend}: robosim = {vs_ms}, {vs_c}")
     noise = doc["noise"]
     if noise["median_spread"] is not None:

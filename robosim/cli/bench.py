@@ -10,10 +10,13 @@ Measure env-steps/s of robosim PickCube-v1 (state obs, random actions) at severa
 sizes N for pd_ee_delta_pose and pd_joint_delta_pos, next to ManiSkill3 PickCube-v1
 (same control mode and obs, physx_cpu, one env per process) and the raw PhysX ceiling
 (the same Panda + cube scene built with plain SAPIEN in one PhysxCpuSystem, only the
-5 substeps per control step timed). Also a reset-heavy robosim row (every env resets
-every 10 steps). Cases alternate within each repeat to cancel machine drift; every
-number is a median over repeats. Prints a table and the ratios robosim/ManiSkill3 and
-robosim/ceiling, and writes all runs as JSON (atomically: temp file, then rename).
+5 substeps per control step timed) in two motions: random joint targets, and each
+control mode's own motion replayed (the drive targets robosim's last block of that mode
+set, from the same starting states: robosim's physics without robosim around it). Also
+a reset-heavy robosim row (every env resets every 10 steps). Cases alternate within each
+repeat to cancel machine drift; every number is a median over repeats. Prints a table
+and the ratios robosim/ManiSkill3 and robosim/ceiling, and writes all runs as JSON
+(atomically: temp file, then rename).
 
 On a 2-core machine: --dry-run takes seconds, --quick under 2 minutes, a full run
 about 6 minutes. physx_cuda rows are added when a CUDA device is present."""

@@ -15,9 +15,10 @@ def test_dry_run_prints_table_and_writes_json(tmp_path, capsys):
     doc = json.loads(out.read_text())
     systems = {(c["system"], c["variant"]) for c in doc["cases"]}
     assert {("robosim", "step"), ("robosim", "reset_heavy"), ("maniskill", "step"),
-            ("ceiling", "random"), ("ceiling", "hold")} <= systems
+            ("ceiling", "random"), ("ceiling", "hold"), ("ceiling", "replay")} <= systems
     assert all(len(c["runs"]) >= 1 and c["env_steps_per_s"] > 0 for c in doc["cases"])
     assert {r["control_mode"] for r in doc["ratios"]} == {"pd_ee_delta_pose", "pd_joint_delta_pos"}
+    assert all(r["vs_replayed_ceiling"] > 0 for r in doc["ratios"])
     assert not [p.name for p in out.parent.iterdir() if p.name != "bench.json"]  # no temp file left
 
 
