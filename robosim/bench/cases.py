@@ -8,11 +8,12 @@ episodes keeps every block in the same regime. The reset-heavy variant instead t
 its resets: env i resets (options["env_idx"]) whenever (t + i) % 10 == 0, so every env
 resets every 10 steps and a tenth of the batch resets at each step.
 
-A "replay" ceiling case replays the most recent block of a robosim step case (`replays`):
-the robosim runner notes, untimed, each episode's starting state and the drive targets
-its controller set at every step, and the ceiling repeats exactly that motion in bare
-PhysX. Its rate is what PhysX alone needs for robosim's own run, so the ratio to it is
-robosim's overhead alone, whatever motion the control mode makes.
+A "replay" ceiling case measures robosim's overhead alone: it steps the env of a robosim
+step case (`replays`) in lockstep with the bare ceiling scene. Each block resets both to
+the same states, then every control step times env.step, hands the drive targets
+robosim's controller set to the ceiling, and times the ceiling's substeps. Both see the
+same motion and, step by step, the same machine load; the case's rate is the ceiling's,
+and `paired` keeps each block's ceiling time / robosim time.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ class Case:
     num_envs: int
     variant: str = "step"       # "step" | "reset_heavy" | "hold" | "random" | "replay"
     sim_backend: str = "physx_cpu"
-    replays: "Case | None" = field(default=None, repr=False)   # replay ceiling: the robosim step case it repeats
+    replays: "Case | None" = field(default=None, repr=False)   # replay ceiling: the robosim step case it runs with
+    paired: list[float] = field(default_factory=list)   # replay: ceiling / robosim time of each block
     rates: list[float] = field(default_factory=list)    # env-steps/s of each block
     rss_delta_mb: float = float("nan")                  # RSS growth while building
     build_seconds: float = float("nan")
@@ -78,10 +80,9 @@ class Case:
             self._runner = None
 
 
-def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int, after_step=None) -> tuple[int, float]:
+def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int) -> tuple[int, float]:
     """Call step(t) until both limits are reached; reset_episode() (untimed) every
-    EPISODE_STEPS steps, after_step() (untimed) after each step. Returns (control steps,
-    timed seconds)."""
+    EPISODE_STEPS steps. Returns (control steps, timed seconds)."""
     timed, t = 0.0, 0
     while timed < min_seconds or t < min_steps:
         if t and t % EPISODE_STEPS == 0:
@@ -89,8 +90,6 @@ def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int, after_s
         start = time.perf_counter()
         step(t)
         timed += time.perf_counter() - start
-        if after_step is not None:
-            after_step()
         t += 1
     return t, timed
 
@@ -110,18 +109,6 @@ class _RobosimRunner:
         n = case.num_envs
         self.reset_groups = [torch.nonzero((torch.arange(n) + t) % RESET_EVERY == 0).flatten()
                              for t in range(RESET_EVERY)]
-        # the last step block's motion: [(episode start state, [drive targets (N, dof) per step])]
-        self.recording: list[tuple[dict, list[np.ndarray]]] = []
-
-    def _start_episode(self) -> None:
-        view, cube = self.env.robot.view, self.env.task.cube
-        reads = {"qpos": view.qpos, "qvel": view.qvel, "targets": view.drive_targets, "cube_pose": cube.pose,
-                 "cube_velocity": cube.velocity}
-        self.recording.append(({name: read().cpu().numpy() for name, read in reads.items()}, []))
-        self.env.parts.sim.read_cache.invalidate()   # the timed step reads the state itself, as without notes
-
-    def _note_targets(self) -> None:
-        self.recording[-1][1].append(self.env.robot.view.drive_targets().cpu().numpy())
 
     def run_block(self, min_seconds, min_steps, seed):
         env, actions = self.env, self.actions
@@ -140,14 +127,7 @@ class _RobosimRunner:
             def step(t):
                 env.step(actions[t % ACTION_POOL])
 
-            def reset_episode():
-                env.reset()
-                self._start_episode()
-
-            self.recording = []
-            self._start_episode()
-            steps, seconds = _timed_loop(step, reset_episode, min_seconds, min_steps, self._note_targets)
-            return BlockResult(steps * self.case.num_envs, seconds)
+            reset_episode = env.reset
         steps, seconds = _timed_loop(step, reset_episode, min_seconds, min_steps)
         return BlockResult(steps * self.case.num_envs, seconds)
 
@@ -195,7 +175,7 @@ class _CeilingRunner:
 
     def run_block(self, min_seconds, min_steps, seed):
         if self.case.variant == "replay":
-            return self._replay_block()
+            return self._lockstep_block(min_seconds, min_steps, seed)
         c = self.ceiling
         c.reset(seed)
         timed, t = 0.0, 0
@@ -207,19 +187,31 @@ class _CeilingRunner:
             t += 1
         return BlockResult(t * self.case.num_envs, timed)
 
-    def _replay_block(self) -> BlockResult:
-        """The robosim case's last block again, in bare PhysX: only the substeps timed."""
-        c, recording = self.ceiling, self.case.replays._runner.recording
-        if not recording:
-            raise RuntimeError(f"{self.case.key}: its robosim case has run no block to replay")
-        timed, steps = 0.0, 0
-        for state, targets in recording:
-            c.set_states(**state)
-            for step_targets in targets:
-                c.set_all_targets(step_targets)        # untimed
-                timed += c.timed_control_step()
-                steps += 1
-        return BlockResult(steps * self.case.num_envs, timed)
+    def _start_together(self, env) -> None:
+        """The ceiling's envs where robosim's are now (robosim re-reads its state itself)."""
+        view, cube = env.robot.view, env.task.cube
+        self.ceiling.set_states(*(read().cpu().numpy() for read in
+                                  (view.qpos, view.qvel, view.drive_targets, cube.pose, cube.velocity)))
+        env.parts.sim.read_cache.invalidate()
+
+    def _lockstep_block(self, min_seconds, min_steps, seed) -> BlockResult:
+        robosim = self.case.replays._runner
+        env, actions, c = robosim.env, robosim.actions, self.ceiling
+        env.reset(seed=seed)
+        self._start_together(env)
+        timed, robosim_timed, t = 0.0, 0.0, 0
+        while robosim_timed < min_seconds or t < min_steps:
+            if t and t % EPISODE_STEPS == 0:
+                env.reset()
+                self._start_together(env)
+            start = time.perf_counter()
+            env.step(actions[t % ACTION_POOL])
+            robosim_timed += time.perf_counter() - start
+            c.set_all_targets(env.robot.view.drive_targets().cpu().numpy())   # untimed
+            timed += c.timed_control_step()
+            t += 1
+        self.case.paired.append(timed / robosim_timed)
+        return BlockResult(t * self.case.num_envs, timed)
 
     def close(self):
         self.ceiling.close()

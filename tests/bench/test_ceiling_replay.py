@@ -1,48 +1,31 @@
-"""The replay ceiling is robosim's own run in bare PhysX: the drive targets a robosim
-benchmark block recorded, replayed in the plain-SAPIEN scene of robosim.bench.ceiling,
-end in the same joint positions and cube poses, bit for bit. If PickCube's scene or
-physics settings drift from the ceiling's, the ratio to the ceiling stops meaning
-"robosim's overhead" and this test fails."""
+"""The replay ceiling is robosim's own run in bare PhysX: stepped in lockstep with a
+robosim benchmark env, fed the drive targets robosim's controller set, the plain-SAPIEN
+scene of robosim.bench.ceiling ends in the same joint positions and cube poses, bit for
+bit. If PickCube's scene or physics settings drift from the ceiling's, the ratio to the
+ceiling stops meaning "robosim's overhead" and this test fails."""
 import numpy as np
 import pytest
 
 from robosim.bench.cases import Case
-from robosim.bench.ceiling import PhysxCeiling
 
 
 @pytest.mark.parametrize("control_mode", ["pd_ee_delta_pose", "pd_joint_delta_pos"])
-def test_replaying_a_recorded_block_repeats_robosims_physics_bit_for_bit(control_mode):
-    case = Case("robosim", control_mode, 2, "step")
-    case.setup()
-    ceiling = PhysxCeiling(2, motion="replay")
+def test_the_lockstep_ceiling_repeats_robosims_physics_bit_for_bit(control_mode):
+    robosim_case = Case("robosim", control_mode, 2, "step")
+    robosim_case.setup()
+    replay = Case("ceiling", control_mode, 2, "replay", replays=robosim_case)
+    replay.setup()
     try:
-        result = case.run_block(0.0, 20, seed=7)
-        runner = case._runner
-        (state, targets), = runner.recording            # 20 steps: one episode
-        assert result.env_steps == 40 and len(targets) == 20
-        assert not np.array_equal(targets[0], targets[-1])   # the robot moved
-        ceiling.set_states(**state)
-        for step_targets in targets:
-            ceiling.set_all_targets(step_targets)
-            ceiling.timed_control_step()
-        env = runner.env
+        result = replay.run_block(0.0, 20, seed=7)     # 20 steps: one episode, no reset inside
+        assert result.env_steps == 40 and len(replay.paired) == 1 and replay.paired[0] > 0
+        env, ceiling = robosim_case._runner.env, replay._runner.ceiling
+        np.testing.assert_array_equal(ceiling.qpos(), env.robot.view.qpos().numpy())
+        np.testing.assert_array_equal(ceiling.cube_poses(), env.task.cube.pose().numpy())
+        start = env.robot.view.qpos().numpy()
+        replay.run_block(0.0, 60, seed=8)              # across an episode reset (every 50 steps)
+        assert not np.array_equal(start, env.robot.view.qpos().numpy())
         np.testing.assert_array_equal(ceiling.qpos(), env.robot.view.qpos().numpy())
         np.testing.assert_array_equal(ceiling.cube_poses(), env.task.cube.pose().numpy())
     finally:
-        ceiling.close()
-        case.close()
-
-
-def test_a_replay_case_without_a_recorded_block_says_so():
-    source = Case("robosim", "pd_joint_delta_pos", 1, "step")
-    source.setup()
-    replay = Case("ceiling", "pd_joint_delta_pos", 1, "replay", replays=source)
-    replay.setup()
-    try:
-        with pytest.raises(RuntimeError, match="no block to replay"):
-            replay.run_block(0.0, 1, seed=0)
-        source.run_block(0.0, 3, seed=0)
-        assert replay.run_block(0.0, 1, seed=0).env_steps == 3
-    finally:
         replay.close()
-        source.close()
+        robosim_case.close()
