@@ -3,7 +3,9 @@ randomization pays.
 
 For each batch size N: `robosim.make(task, num_envs=N)` (build), then
 `reset(options={"reconfigure": True})` (a rebuild of every env), then a plain full
-`reset()`; each the median of `repeats` timings (seconds), state obs, no cameras.
+`reset()`; each the median of `repeats` timings (seconds), state obs, no cameras. Next
+to them, the reference: the same bodies built in plain SAPIEN without render components
+(`robosim.bench.ceiling.bare_build_seconds`), timed in the same repeats.
 `measure_swap_times` compares, on PickObject-v1 (a pool of 4 objects per env), a full
 reset that swaps every env's object with a PickCube-v1 reset and with a reconfigure.
 """
@@ -18,16 +20,20 @@ from tqdm import tqdm
 
 def measure_build_times(task_id: str = "PickCube-v1", num_envs: Sequence[int] = (1, 16, 64, 256),
                         repeats: int = 3, progress: bool = True) -> list[dict]:
-    """[{num_envs, build_s, reconfigure_s, reset_s}] medians over `repeats`, after one
-    untimed 1-env build (imports, model parsing and mesh caches are once per process)."""
+    """[{num_envs, build_s, reconfigure_s, reset_s, bare_build_s}] medians over `repeats`,
+    after one untimed 1-env build of each (imports, model parsing and mesh caches are once
+    per process)."""
     import robosim
+    from robosim.bench.ceiling import bare_build_seconds
 
     robosim.make(task_id, num_envs=1).close()
+    bare_build_seconds(1)
     rows = []
     bar = tqdm(total=len(num_envs) * repeats, desc="build times", disable=not progress, leave=False)
     for n in num_envs:
-        build, reconf, reset = [], [], []
+        build, reconf, reset, bare = [], [], [], []
         for r in range(repeats):
+            bare.append(bare_build_seconds(n))
             start = time.perf_counter()
             env = robosim.make(task_id, num_envs=n)
             build.append(time.perf_counter() - start)
@@ -43,17 +49,22 @@ def measure_build_times(task_id: str = "PickCube-v1", num_envs: Sequence[int] = 
                 env.close()
             bar.update()
         rows.append({"num_envs": n, "build_s": statistics.median(build),
-                     "reconfigure_s": statistics.median(reconf), "reset_s": statistics.median(reset)})
+                     "reconfigure_s": statistics.median(reconf), "reset_s": statistics.median(reset),
+                     "bare_build_s": statistics.median(bare)})
     bar.close()
     return rows
 
 
 def format_build_times(rows: list[dict], task_id: str = "PickCube-v1") -> str:
     lines = [f"build / reconfigure / full reset of {task_id} (median, state obs, no cameras; "
-             "after one warm-up build per process)",
-             f"{'N':>5}  {'build s':>8}  {'reconfigure s':>13}  {'full reset ms':>13}"]
+             "after one warm-up build per process),",
+             "against the same bodies built in plain SAPIEN without render components (bare)",
+             f"{'N':>5}  {'build s':>8}  {'reconfigure s':>13}  {'bare s':>7}  {'build/bare':>10}  "
+             f"{'reconf/bare':>11}  {'full reset ms':>13}"]
     for row in rows:
-        lines.append(f"{row['num_envs']:>5}  {row['build_s']:>8.3f}  {row['reconfigure_s']:>13.3f}  "
+        bare = row["bare_build_s"]
+        lines.append(f"{row['num_envs']:>5}  {row['build_s']:>8.3f}  {row['reconfigure_s']:>13.3f}  {bare:>7.3f}  "
+                     f"{row['build_s'] / bare:>9.1f}x  {row['reconfigure_s'] / bare:>10.1f}x  "
                      f"{row['reset_s'] * 1000:>13.1f}")
     return "\n".join(lines)
 

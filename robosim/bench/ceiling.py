@@ -44,6 +44,53 @@ def _panda_urdf() -> str:
     return os.path.join(os.path.dirname(mani_skill.__file__), "assets", "robots", "panda", "panda_v2.urdf")
 
 
+def bare_build_seconds(num_envs: int) -> float:
+    """Wall time (s) of `build_bare_scenes(num_envs)`; the scenes are torn down untimed."""
+    start = time.perf_counter()
+    scenes = build_bare_scenes(num_envs)
+    seconds = time.perf_counter() - start
+    for scene in scenes:
+        scene.clear()
+    return seconds
+
+
+def build_bare_scenes(num_envs: int) -> list[sapien.Scene]:
+    """The ceiling's bodies for `num_envs` envs in plain SAPIEN with no render component at
+    all, the way a hand-written state-only script would build them: the Panda URDF parsed
+    once (visuals dropped) and built per env with its drive gains, a 4 cm cube, a
+    kinematic goal body without shapes, one ground plane, one PhysxCpuSystem, no render
+    system. Returns one scene per env."""
+    PhysicsConfig().apply(num_envs)
+    system = sapien.physx.PhysxCpuSystem()
+    system.set_timestep(1.0 / SIM_FREQ)
+    scenes = [sapien.Scene([system]) for _ in range(num_envs)]
+    scenes[0].add_ground(0.0, render=False)
+    origins = env_origins(num_envs).numpy().astype(np.float32)
+    loader = scenes[0].create_urdf_loader()
+    loader.fix_root_link = True
+    for finger in ("panda_leftfinger", "panda_rightfinger"):
+        loader.set_link_material(finger, 2.0, 2.0, 0.0)
+    robot_builder = loader.parse(_panda_urdf())[0][0]
+    for link_builder in robot_builder.link_builders:
+        link_builder.visual_records = []
+    for i, scene in enumerate(scenes):
+        robot_builder.set_scene(scene)
+        robot_builder.initial_pose = sapien.Pose(ROBOT_BASE + origins[i])
+        robot = robot_builder.build()
+        for link in robot.get_links():
+            link.disable_gravity = True
+        for joint in robot.get_active_joints():
+            joint.set_drive_properties(1e3, 1e2, 100.0)
+        builder = scene.create_actor_builder()
+        builder.add_box_collision(half_size=[CUBE_HALF] * 3, density=1000.0)
+        builder.initial_pose = sapien.Pose(origins[i] + [0, 0, CUBE_HALF])
+        builder.build(name="cube")
+        builder = scene.create_actor_builder()
+        builder.initial_pose = sapien.Pose(origins[i] + [0, 0, 0.2])
+        builder.build_kinematic(name="goal")
+    return scenes
+
+
 class PhysxCeiling:
     """N Panda + cube envs in one PhysxCpuSystem, stepped by bare `system.step()` calls."""
 

@@ -2,11 +2,14 @@
 robosim benchmark env, fed the drive targets robosim's controller set, the plain-SAPIEN
 scene of robosim.bench.ceiling ends in the same joint positions and cube poses, bit for
 bit. If PickCube's scene or physics settings drift from the ceiling's, the ratio to the
-ceiling stops meaning "robosim's overhead" and this test fails."""
+ceiling stops meaning "robosim's overhead" and this test fails. The bare-build reference
+of the build times holds the same bodies with no render component."""
 import numpy as np
 import pytest
+import sapien
 
 from robosim.bench.cases import Case
+from robosim.bench.ceiling import PhysxCeiling, bare_build_seconds, build_bare_scenes
 
 
 @pytest.mark.parametrize("control_mode", ["pd_ee_delta_pose", "pd_joint_delta_pos"])
@@ -29,3 +32,24 @@ def test_the_lockstep_ceiling_repeats_robosims_physics_bit_for_bit(control_mode)
     finally:
         replay.close()
         robosim_case.close()
+
+
+def test_the_bare_build_reference_holds_the_same_bodies_and_no_render_component():
+    scenes = build_bare_scenes(3)
+    ceiling = PhysxCeiling(3, motion="hold")
+    try:
+        entities = [e for scene in scenes for e in scene.entities]
+        assert not [e.name for e in entities if e.find_component_by_type(sapien.render.RenderBodyComponent)]
+        system = scenes[0].physx_system
+        assert all(scene.physx_system is system for scene in scenes)
+        links = system.get_articulation_link_components()
+        reference = ceiling.system.get_articulation_link_components()
+        assert len(links) == len(reference) == 3 * len(ceiling.robots[0].get_links())
+        assert sorted(link.name for link in links) == sorted(link.name for link in reference)
+        assert [round(c.mass, 6) for c in system.get_rigid_dynamic_components()] == \
+            [round(c.mass, 6) for c in ceiling.system.get_rigid_dynamic_components()]
+        assert bare_build_seconds(2) > 0
+    finally:
+        for scene in scenes:
+            scene.clear()
+        ceiling.close()
