@@ -1,6 +1,7 @@
 """The examples in examples/ run as a user would run them."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -46,3 +47,18 @@ def test_learner_trains_a_task_of_a_package_in_the_current_directory(tmp_path):
                             cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "run" / "policy.pt").exists()
+
+
+def test_rendering_memory_soak_samples_rss_and_writes_its_json(tmp_path):
+    out = tmp_path / "soak.json"
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "rendering_memory_soak.py"), "--env-steps", "16",
+                             "--num-envs", "2", "--res", "32", "--every", "8", "--json", str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["env_steps"] == 16 and [s["env_steps"] for s in doc["rss_mb"]] == [8, 16]
+    assert all(s["rss_mb"] > 0 for s in doc["rss_mb"]) and doc["rss_peak_mb"] >= doc["rss_last_mb"]
+    assert "MB per 10^4 env-steps" in result.stdout
+    bad = subprocess.run([sys.executable, os.path.join(EXAMPLES, "rendering_memory_soak.py"), "--every", "0"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--every" in bad.stderr
