@@ -211,9 +211,9 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
                     "vs_maniskill": rate / ms if ms == ms and ms > 0 else None,
                     "ceiling_env_steps_per_s": ceiling,
                     "vs_ceiling": rate / ceiling if ceiling else None,
-                    "replayed_ceiling_env_steps_per_s": median(replay.rates) if replay is not None else None,
-                    "vs_replayed_ceiling": own_motion,
-                    "vs_replayed_ceiling_runs": replay.paired if replay is not None else None,
+                    "lockstep_ceiling_env_steps_per_s": median(replay.rates) if replay is not None else None,
+                    "vs_lockstep_ceiling": own_motion,
+                    "vs_lockstep_ceiling_runs": replay.paired if replay is not None else None,
                 })
     rows += [_case_record(c) for c in ms_envs.values()]
     spreads = [r["spread"] for r in rows if r["spread"] is not None]
@@ -309,7 +309,7 @@ def format_report(doc: dict) -> str:
         if cfg["reset_heavy"]:
             labels.append((f"robosim {CEILING_MODE} reset-heavy{suffix}",
                            ("robosim", CEILING_MODE, "reset_heavy", backend)))
-    labels += [(f"PhysX ceiling ({mode} replayed)", ("ceiling", mode, "replay", "physx_cpu"))
+    labels += [(f"PhysX ceiling ({mode}, lockstep)", ("ceiling", mode, "replay", "physx_cpu"))
                for mode in cfg["control_modes"]]
     labels += [("PhysX ceiling (random joint targets)", ("ceiling", CEILING_MODE, "random", "physx_cpu")),
                ("PhysX ceiling (targets held, bodies asleep)", ("ceiling", "hold", "hold", "physx_cpu"))]
@@ -332,8 +332,8 @@ def format_report(doc: dict) -> str:
         backend = "" if r["sim_backend"] == "physx_cpu" else f" [{r['sim_backend']}]"
         vs_ms = f"{r['vs_maniskill']:.1f}x ManiSkill3" if r["vs_maniskill"] else "ManiSkill3 not run"
         vs_c = f"{r['vs_ceiling']:.0%} of the PhysX ceiling" if r["vs_ceiling"] else ""
-        if r.get("vs_replayed_ceiling"):
-            vs_c += f"; {r['vs_replayed_ceiling']:.0%} of bare PhysX running its own motion in lockstep"
+        if r.get("vs_lockstep_ceiling"):
+            vs_c += f"; {r['vs_lockstep_ceiling']:.0%} of bare PhysX running its own motion in lockstep"
         lines.append(f"N={r['num_envs']} {r['control_mode']}{backend}: robosim = {vs_ms}, {vs_c}")
     noise = doc["noise"]
     if noise["median_spread"] is not None:

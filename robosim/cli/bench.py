@@ -11,8 +11,9 @@ sizes N for pd_ee_delta_pose and pd_joint_delta_pos, next to ManiSkill3 PickCube
 (same control mode and obs, physx_cpu, one env per process) and the raw PhysX ceiling
 (the same Panda + cube scene built with plain SAPIEN in one PhysxCpuSystem, only the
 5 substeps per control step timed) in two motions: random joint targets, and each
-control mode's own motion replayed (the drive targets robosim's last block of that mode
-set, from the same starting states: robosim's physics without robosim around it). Also
+control mode's own motion in lockstep (the ceiling starts from robosim's states and gets
+the drive targets robosim's controller set at each step, both timed step by step: the
+same physics without robosim around it, under the same machine load). Also
 a reset-heavy robosim row (every env resets every 10 steps). Cases alternate within each
 repeat to cancel machine drift; every number is a median over repeats. Prints a table
 and the ratios robosim/ManiSkill3 and robosim/ceiling, and writes all runs as JSON

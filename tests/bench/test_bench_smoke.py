@@ -18,7 +18,7 @@ def test_dry_run_prints_table_and_writes_json(tmp_path, capsys):
             ("ceiling", "random"), ("ceiling", "hold"), ("ceiling", "replay")} <= systems
     assert all(len(c["runs"]) >= 1 and c["env_steps_per_s"] > 0 for c in doc["cases"])
     assert {r["control_mode"] for r in doc["ratios"]} == {"pd_ee_delta_pose", "pd_joint_delta_pos"}
-    assert all(r["vs_replayed_ceiling"] > 0 for r in doc["ratios"])
+    assert all(r["vs_lockstep_ceiling"] > 0 for r in doc["ratios"])
     assert "plain SAPIEN without render components" in text and "build/bare" in text
     assert all(row["bare_build_s"] > 0 and row["build_s"] > 0 for row in doc["build_times"])
     assert not [p.name for p in out.parent.iterdir() if p.name != "bench.json"]  # no temp file left
