@@ -3,7 +3,8 @@
 The scene is built the way robosim's PickCube builds it (same URDF, loader settings,
 drive gains, gravity-free links, 4 cm cube of density 1000, kinematic goal marker, one
 shared ground plane, env copies on the same grid of `robosim.sim.layout`), but every
-object is made with plain `sapien` calls and all envs sit in ONE `PhysxCpuSystem`.
+object is made with plain `sapien` calls (`build_bare_scenes`), without render
+components as in a state-only robosim env, and all envs sit in ONE `PhysxCpuSystem`.
 Only the `system.step()` calls of each control step are timed: no Python work runs
 between substeps, so the rate is what PhysX alone allows for this scene.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import sapien
@@ -44,23 +46,36 @@ def _panda_urdf() -> str:
     return os.path.join(os.path.dirname(mani_skill.__file__), "assets", "robots", "panda", "panda_v2.urdf")
 
 
+@dataclass
+class BareScene:
+    """The ceiling's bodies: one PhysxCpuSystem, a sapien.Scene per env, env i's robot and
+    cube, and the env origins (float32 (N, 3), world frame, m)."""
+
+    system: sapien.physx.PhysxCpuSystem
+    scenes: list
+    robots: list
+    cubes: list
+    origins: np.ndarray
+
+
 def bare_build_seconds(num_envs: int) -> float:
     """Wall time (s) of `build_bare_scenes(num_envs)`; the scenes are torn down untimed."""
     start = time.perf_counter()
-    scenes = build_bare_scenes(num_envs)
+    built = build_bare_scenes(num_envs)
     seconds = time.perf_counter() - start
-    for scene in scenes:
+    for scene in built.scenes:
         scene.clear()
     return seconds
 
 
-def build_bare_scenes(num_envs: int) -> list[sapien.Scene]:
-    """The ceiling's bodies for `num_envs` envs in plain SAPIEN with no render component at
-    all, the way a hand-written state-only script would build them: the Panda URDF parsed
-    once (visuals dropped) and built per env with its drive gains, a 4 cm cube, a
+def build_bare_scenes(num_envs: int) -> BareScene:
+    """PickCube's bodies for `num_envs` envs in plain SAPIEN with no render component at
+    all, the way a hand-written state-only script would build them: robosim's PhysX
+    settings, the Panda URDF parsed once (visuals dropped) and built per env with its
+    finger friction, gravity-free links and drive gains, a 4 cm cube of density 1000, a
     kinematic goal body without shapes, one ground plane, one PhysxCpuSystem, no render
-    system. Returns one scene per env."""
-    PhysicsConfig().apply(num_envs)
+    system. The ceiling steps these; the build-time table times them."""
+    PhysicsConfig().apply(num_envs)  # robosim's (= ManiSkill3's) solver settings and PhysX workers
     system = sapien.physx.PhysxCpuSystem()
     system.set_timestep(1.0 / SIM_FREQ)
     scenes = [sapien.Scene([system]) for _ in range(num_envs)]
@@ -73,6 +88,7 @@ def build_bare_scenes(num_envs: int) -> list[sapien.Scene]:
     robot_builder = loader.parse(_panda_urdf())[0][0]
     for link_builder in robot_builder.link_builders:
         link_builder.visual_records = []
+    robots, cubes = [], []
     for i, scene in enumerate(scenes):
         robot_builder.set_scene(scene)
         robot_builder.initial_pose = sapien.Pose(ROBOT_BASE + origins[i])
@@ -81,14 +97,15 @@ def build_bare_scenes(num_envs: int) -> list[sapien.Scene]:
             link.disable_gravity = True
         for joint in robot.get_active_joints():
             joint.set_drive_properties(1e3, 1e2, 100.0)
+        robots.append(robot)
         builder = scene.create_actor_builder()
         builder.add_box_collision(half_size=[CUBE_HALF] * 3, density=1000.0)
         builder.initial_pose = sapien.Pose(origins[i] + [0, 0, CUBE_HALF])
-        builder.build(name="cube")
+        cubes.append(builder.build(name="cube"))
         builder = scene.create_actor_builder()
         builder.initial_pose = sapien.Pose(origins[i] + [0, 0, 0.2])
         builder.build_kinematic(name="goal")
-    return scenes
+    return BareScene(system, scenes, robots, cubes, origins)
 
 
 class PhysxCeiling:
@@ -99,40 +116,10 @@ class PhysxCeiling:
             raise ValueError(f"motion must be one of {MOTIONS}, got {motion!r}")
         self.num_envs = num_envs
         self.motion = motion
-        self.origins = env_origins(num_envs).numpy().astype(np.float32)
-        PhysicsConfig().apply(num_envs)  # robosim's (= ManiSkill3's) solver settings and PhysX workers
-        self.system = sapien.physx.PhysxCpuSystem()
-        self.system.set_timestep(1.0 / SIM_FREQ)
-        # A render system per env as in robosim (the URDF loader needs one for the visual
-        # meshes); nothing is ever rendered, so it costs memory, not step time.
-        self.scenes = [sapien.Scene([self.system, sapien.render.RenderSystem()]) for _ in range(num_envs)]
-        self.scenes[0].add_ground(0.0, render=False)
-        urdf = _panda_urdf()
-        self.robots, self.joints, self.cubes = [], [], []
-        for i, scene in enumerate(self.scenes):
-            loader = scene.create_urdf_loader()
-            loader.fix_root_link = True
-            for finger in ("panda_leftfinger", "panda_rightfinger"):
-                loader.set_link_material(finger, 2.0, 2.0, 0.0)
-            robot = loader.load(urdf)
-            for link in robot.get_links():
-                link.disable_gravity = True
-            joints = robot.get_active_joints()
-            for joint in joints:
-                joint.set_drive_properties(1e3, 1e2, 100.0)
-            robot.set_root_pose(sapien.Pose(ROBOT_BASE + self.origins[i]))
-            self.robots.append(robot)
-            self.joints.append(joints)
-
-            builder = scene.create_actor_builder()
-            builder.add_box_collision(half_size=[CUBE_HALF] * 3, density=1000.0)
-            builder.initial_pose = sapien.Pose(self.origins[i] + [0, 0, CUBE_HALF])
-            self.cubes.append(builder.build(name="cube"))
-
-            builder = scene.create_actor_builder()
-            builder.add_sphere_visual(radius=0.025)
-            builder.initial_pose = sapien.Pose(self.origins[i] + [0, 0, 0.2])
-            builder.build_kinematic(name="goal")
+        built = build_bare_scenes(num_envs)
+        self.system, self.scenes, self.robots, self.cubes = built.system, built.scenes, built.robots, built.cubes
+        self.origins = built.origins
+        self.joints = [robot.get_active_joints() for robot in self.robots]
         self.qlimits = np.concatenate([j.limit for j in self.joints[0]], axis=0).astype(np.float32)
 
     def reset(self, seed: int) -> None:

@@ -2,14 +2,16 @@
 robosim benchmark env, fed the drive targets robosim's controller set, the plain-SAPIEN
 scene of robosim.bench.ceiling ends in the same joint positions and cube poses, bit for
 bit. If PickCube's scene or physics settings drift from the ceiling's, the ratio to the
-ceiling stops meaning "robosim's overhead" and this test fails. The bare-build reference
-of the build times holds the same bodies with no render component."""
+ceiling stops meaning "robosim's overhead" and this test fails. The bare build those
+scenes come from (also the build-time reference) holds PickCube's bodies and no render
+component."""
 import numpy as np
 import pytest
 import sapien
 
+import robosim
 from robosim.bench.cases import Case
-from robosim.bench.ceiling import PhysxCeiling, bare_build_seconds, build_bare_scenes
+from robosim.bench.ceiling import bare_build_seconds, build_bare_scenes
 
 
 @pytest.mark.parametrize("control_mode", ["pd_ee_delta_pose", "pd_joint_delta_pos"])
@@ -34,22 +36,24 @@ def test_the_lockstep_ceiling_repeats_robosims_physics_bit_for_bit(control_mode)
         robosim_case.close()
 
 
-def test_the_bare_build_reference_holds_the_same_bodies_and_no_render_component():
-    scenes = build_bare_scenes(3)
-    ceiling = PhysxCeiling(3, motion="hold")
+def test_the_bare_build_reference_holds_pickcubes_bodies_and_no_render_component():
+    built = build_bare_scenes(3)
+    env = robosim.make("PickCube-v1", num_envs=3)
     try:
-        entities = [e for scene in scenes for e in scene.entities]
+        entities = [e for scene in built.scenes for e in scene.entities]
         assert not [e.name for e in entities if e.find_component_by_type(sapien.render.RenderBodyComponent)]
-        system = scenes[0].physx_system
-        assert all(scene.physx_system is system for scene in scenes)
+        system = built.system
+        assert all(scene.physx_system is system for scene in built.scenes)
         links = system.get_articulation_link_components()
-        reference = ceiling.system.get_articulation_link_components()
-        assert len(links) == len(reference) == 3 * len(ceiling.robots[0].get_links())
+        reference = [link for robot in env.robot.view.articulations for link in robot.get_links()]
+        assert len(links) == len(reference) == 3 * len(built.robots[0].get_links())
         assert sorted(link.name for link in links) == sorted(link.name for link in reference)
-        assert [round(c.mass, 6) for c in system.get_rigid_dynamic_components()] == \
-            [round(c.mass, 6) for c in ceiling.system.get_rigid_dynamic_components()]
+        assert sorted(round(link.mass, 6) for link in links) == sorted(round(link.mass, 6) for link in reference)
+        cube_mass = round(env.task.cube.bodies[0].mass, 6)
+        assert [round(c.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent).mass, 6)
+                for c in built.cubes] == [cube_mass] * 3
         assert bare_build_seconds(2) > 0
     finally:
-        for scene in scenes:
+        for scene in built.scenes:
             scene.clear()
-        ceiling.close()
+        env.close()
