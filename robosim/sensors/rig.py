@@ -81,10 +81,6 @@ class CameraRig:
             return {}
         return {name: k for k, name in enumerate(self.sensors.segmentation.names) if k}
 
-    def render_human(self) -> torch.Tensor:
-        """uint8 (N, H, W, 3) frames of the human-view camera."""
-        return self.human.capture()
-
     def render_sensors(self) -> torch.Tensor:
         """uint8 (N, H, sum W, 3): for each sensor camera its rgb then its depth (grey,
         near = bright), side by side."""

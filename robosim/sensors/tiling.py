@@ -42,14 +42,6 @@ def depth_to_rgb(depth, far: float | None = None) -> np.ndarray:
     return np.repeat(grey[..., None], 3, axis=-1).astype(np.uint8)
 
 
-def segmentation_to_rgb(segmentation) -> np.ndarray:
-    """int16 (N, H, W, 1) ids -> uint8 (N, H, W, 3) with a fixed colour per id (0 black)."""
-    ids = _as_numpy(segmentation)[..., 0].astype(np.int64)
-    palette = np.random.default_rng(7).integers(40, 256, size=(int(ids.max()) + 1, 3)).astype(np.uint8)
-    palette[0] = 0
-    return palette[ids]
-
-
 def hstack_padded(images: Sequence[np.ndarray], pad: int = 2, pad_value: int = 32) -> np.ndarray:
     """Side by side (N, H_k, W_k, 3) batches -> (N, max H, sum W + pads, 3), top-aligned."""
     n = images[0].shape[0]
