@@ -16,7 +16,7 @@ decorator is the identity.
 from __future__ import annotations
 
 import functools
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import torch
 
@@ -31,7 +31,7 @@ def below_autograd(fn: F) -> F:
         return fn
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         with _GUARD():
             return fn(*args, **kwargs)
     return wrapper  # type: ignore[return-value]

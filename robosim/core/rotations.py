@@ -13,7 +13,7 @@ recorded them: changing the order of an operation here changes the last bits.
 from __future__ import annotations
 
 import math
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -28,7 +28,7 @@ def check_unit_quats(name: str, quats: np.ndarray, tol: float) -> np.ndarray:
     passes: finiteness is the caller's check."""
     # one quaternion: norm's dot-product formula (the camera normalizes by it; the
     # axis= form sums differently and can differ in the last bit)
-    norms = np.linalg.norm(quats) if quats.ndim == 1 else np.linalg.norm(quats, axis=-1)
+    norms = cast(np.ndarray, np.linalg.norm(quats) if quats.ndim == 1 else np.linalg.norm(quats, axis=-1))
     bad = np.abs(norms - 1.0) > tol
     if bad.any():
         row = np.unravel_index(int(np.argmax(bad)), bad.shape)
@@ -96,14 +96,15 @@ def matrix_to_quat(m: Array) -> Array:
             flat = m.reshape(9).tolist()
             if math.isfinite(sum(flat)):   # (numpy's argmax ranks nan first; max() does not)
                 return np.array([_matrix_to_quat_floats(flat)])
-        xp, cat = np, np.concatenate
+        xp: Any = np
+        cat: Any = np.concatenate
 
-        def take(a, index):
+        def take(a: Any, index: Any) -> Any:
             return np.take_along_axis(a, index, -1)
     else:
         xp, cat = torch, torch.cat
 
-        def take(a, index):
+        def take(a: Any, index: Any) -> Any:
             return torch.gather(a, -1, index)
     const = _quat_tables(m)
     flat = m.reshape(*m.shape[:-2], 9)
@@ -148,11 +149,11 @@ def _quat_tables(like: Array) -> dict:
     key = (is_numpy, like.dtype, None if is_numpy else like.device)
     tables = _QUAT_TABLES.get(key)
     if tables is None:
-        if is_numpy:
-            def make(values, real):
+        if isinstance(like, np.ndarray):
+            def make(values: tuple, real: bool) -> Any:
                 return np.asarray(values, dtype=like.dtype if real else np.int64)
         else:
-            def make(values, real):
+            def make(values: tuple, real: bool) -> Any:
                 return torch.tensor(values, dtype=like.dtype if real else torch.int64, device=like.device)
         tables = _QUAT_TABLES[key] = {
             "signs": make(_DIAG_SIGNS, True), "left": make(_P_LEFT, False), "right": make(_P_RIGHT, False),

@@ -14,6 +14,7 @@ built with sort_keys=False, so flatten observations, not spaces.
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
@@ -93,5 +94,5 @@ def per_env(value: Any, num_envs: int) -> tuple[Any, ...]:
     leaf has it), otherwise the same value num_envs times."""
     dims = leading_dims(value) if isinstance(value, (dict, tuple, torch.Tensor, np.ndarray)) else set()
     if dims == {num_envs}:
-        return tuple(tree_map(lambda x, i=i: x[i], value) for i in range(num_envs))
+        return tuple(tree_map(operator.itemgetter(i), value) for i in range(num_envs))
     return (value,) * num_envs

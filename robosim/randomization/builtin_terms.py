@@ -21,7 +21,7 @@ from robosim.sim.objects import Box, Capsule, Cylinder, Mesh, RigidObject, Spher
 ALL_MODES = ("reconfigure", "reset", "interval")
 
 
-# -- build time: the object's description ----------------------------------------------
+# -- build time: the object's description (handle: targets.ObjectDescriptions) ---------
 def scale_object(obj: RigidObject, factor: float) -> RigidObject:
     """`obj` with every shape (sizes and offsets) and the body's height scaled by factor."""
     shapes = []
@@ -40,14 +40,19 @@ def scale_object(obj: RigidObject, factor: float) -> RigidObject:
     return dataclasses.replace(obj, shapes=tuple(shapes), pose=body_pose)
 
 
-@register_term("scale", kinds=("object",), modes=("reconfigure",), lower=1e-6, build_time=True)
-def scale(obj: RigidObject, value: list[float], operation: str) -> RigidObject:
-    return scale_object(obj, value[0] if operation in ("set", "scale") else 1.0 + value[0])
+@register_term("scale", kinds=("object",), modes=("reconfigure",), lower=1e-6, phase="build")
+def scale(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
+    """Scale every shape (sizes and offsets) and the body's height ("add": by 1 + value)."""
+    for i, v in zip(env_idx.tolist(), values.tolist()):
+        target.write(i, scale_object(target.read(i), v[0] if event.operation in ("set", "scale") else 1.0 + v[0]))
 
 
-@register_term("density", kinds=("object",), modes=("reconfigure",), lower=1e-6, build_time=True)
-def density(obj: RigidObject, value: list[float], operation: str) -> RigidObject:
-    return dataclasses.replace(obj, density=combine(obj.density, value[0], operation))
+@register_term("density", kinds=("object",), modes=("reconfigure",), lower=1e-6, phase="build")
+def density(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
+    """The density (kg/m^3) the body's mass is computed from (a given `mass` still wins)."""
+    for i, v in zip(env_idx.tolist(), values.tolist()):
+        obj = target.read(i)
+        target.write(i, dataclasses.replace(obj, density=combine(obj.density, v[0], event.operation)))
 
 
 # -- rigid objects: physical and visual properties, per env ------------------------------
@@ -178,8 +183,9 @@ def joint_friction(target, event, env_idx: torch.Tensor, values: torch.Tensor) -
 
 
 # -- pools -------------------------------------------------------------------------
-@register_term("variant", kinds=("pool",), modes=("reset", "reconfigure"), lower=0.0)
+@register_term("variant", kinds=("pool",), modes=("reset", "reconfigure"), lower=0.0, phase="before_init")
 def variant(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
+    """Put the drawn variant in play, before the task places it (initialize_episode)."""
     chosen = values[:, 0].round().to(torch.int64)
     if (chosen < 0).any() or (chosen >= target.view.pool_size).any():
         raise ValueError(f"randomization[{event.name!r}] drew variant {chosen.tolist()}, outside the pool's "

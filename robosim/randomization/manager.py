@@ -2,12 +2,14 @@
 
 It holds the env's EnvRandomStreams (robosim.randomization.rng), which key every draw
 from the env's base seeds, build and episode counters. BaseEnv calls it at five
-points: `object_modifiers()` after a build started and before the task builds its
-scene (build-time description changes: scale, density of objects; handed to the
-SimScene as create_sim_scene's object_modifiers), `after_build(parts)` once the scene
-and cameras exist (runtime properties of "reconfigure" events), `before_episode(env_idx)`
-before the task initializes those envs' episodes (pool variant swaps, so the task
-places the object in play), `on_reset(env_idx)` after it (every other "reset" event),
+points, and each event runs where its term's declared phase (robosim.randomization.terms)
+puts it: `object_modifiers()` after a build started and before the task builds its
+scene (the phase "build" terms of "reconfigure" events, on the object descriptions;
+handed to the SimScene as create_sim_scene's object_modifiers), `after_build(parts)`
+once the scene and cameras exist (the other "reconfigure" events),
+`before_episode(env_idx)` before the task initializes those envs' episodes (phase
+"before_init" "reset" events, such as pool variant swaps, so the task places the object
+in play), `on_reset(env_idx)` after it (phase "after_init" "reset" events),
 and `before_control_step(action)`, a subscriber of BaseEnv.step's before-control-step
 point (interval events that are due). Events of mode "step" perturb the action BaseEnv
 takes (`perturb_action`, before the clip) and the observation it returns
@@ -16,7 +18,6 @@ Every applied event is appended to `log` (event, mode, env, step, value).
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import torch
@@ -24,7 +25,7 @@ import torch
 from robosim.randomization.events import Event, EventLog, draw, merge_events, parse_events, periods_to_steps
 from robosim.randomization.rng import EVENT_BUILD, EVENT_EPISODE, EnvRandomStreams
 from robosim.randomization.step_terms import StepTerms
-from robosim.randomization.targets import DESCRIPTION_PROPERTIES, combine, resolve_target, scale_object
+from robosim.randomization.targets import description_modifier, resolve_target
 from robosim.sim.building import ObjectModifier
 
 
@@ -77,65 +78,52 @@ class EventManager:
                 self.log.append({"event": event.name, "mode": event.mode, "env": i, "step": step,
                                  "value": values[row].tolist()})
 
+    def _events(self, mode: str, phases: tuple[str, ...]) -> list[Event]:
+        """The events of `mode` whose term runs in one of `phases`, in declaration order."""
+        return [e for e in self.events if e.mode == mode and e.term.phase in phases]
+
+    def _fire(self, event: Event, stream: int, env_idx: torch.Tensor) -> None:
+        """Draw `event` for env_idx from their streams (stream: EVENT_BUILD or
+        EVENT_EPISODE; firing 0), apply and log it."""
+        mask, values = self._draw(event, stream, 0, env_idx)
+        self._apply(event, env_idx, mask, values)
+        self._record(event, env_idx, mask, values, 0)
+
     # -- build time -------------------------------------------------------------------
     def object_modifiers(self) -> dict[str, list[ObjectModifier]]:
-        """{object name: [f(env_index, RigidObject) -> RigidObject]} for the build the
-        streams are at (call after streams.next_build())."""
+        """{object name: [f(env_index, RigidObject) -> RigidObject]}: the phase "build"
+        terms of the "reconfigure" events, drawn for the build the streams are at (call
+        after streams.next_build())."""
         out: dict[str, list[ObjectModifier]] = {}
         all_envs = torch.arange(self.num_envs)
-        for event in self.events:
-            if event.mode != "reconfigure" or event.property not in DESCRIPTION_PROPERTIES:
-                continue
+        for event in self._events("reconfigure", ("build",)):
             mask, values = self._draw(event, EVENT_BUILD, 0, all_envs)
             self._record(event, all_envs, mask, values, 0)
-            out.setdefault(event.target, []).append(self._modifier(event, mask, values))
+            out.setdefault(event.target, []).append(description_modifier(event, mask, values))
         return out
-
-    @staticmethod
-    def _modifier(event: Event, mask: torch.Tensor, values: torch.Tensor) -> ObjectModifier:
-        def modify(env_index: int, obj):
-            if not mask[env_index]:
-                return obj
-            v = values[env_index].tolist()
-            if event.property == "scale":
-                return scale_object(obj, v[0] if event.operation in ("set", "scale") else 1.0 + v[0])
-            if event.property == "density":
-                return dataclasses.replace(obj, density=combine(obj.density, v[0], event.operation))
-            raise AssertionError(event.property)
-        return modify
 
     def after_build(self, parts: Any) -> None:
         """Resolve every event's target in the built scene `parts` (robosim.envs.parts.
         EnvParts: sim, robot, cameras, sensor_cameras; ValueError naming the event for an
-        unknown one), then apply the runtime "reconfigure" events to all envs."""
+        unknown one), then apply the other "reconfigure" events to all envs."""
         self._targets = {e.name: resolve_target(e, parts, parts.sensor_cameras) for e in self.events}
-        all_envs = torch.arange(self.num_envs)
-        for event in self.events:
-            if event.mode == "reconfigure" and event.property not in DESCRIPTION_PROPERTIES:
-                mask, values = self._draw(event, EVENT_BUILD, 0, all_envs)
-                self._apply(event, all_envs, mask, values)
-                self._record(event, all_envs, mask, values, 0)
+        for event in self._events("reconfigure", ("before_init", "after_init")):
+            self._fire(event, EVENT_BUILD, torch.arange(self.num_envs))
 
     # -- episodes ---------------------------------------------------------------------
     def before_episode(self, env_idx: torch.Tensor) -> None:
-        """Apply "reset" events that choose what is in the scene (pool variants) before the
-        task initializes the episode, so the task places the object that is in play."""
-        env_idx = env_idx.cpu()
-        for event in self.events:
-            if event.mode == "reset" and event.property == "variant":
-                mask, values = self._draw(event, EVENT_EPISODE, 0, env_idx)
-                self._apply(event, env_idx, mask, values)
-                self._record(event, env_idx, mask, values, 0)
+        """Apply the "reset" events of phase "before_init" (what is in the scene: pool
+        variants) before the task initializes the episode, so the task places what is in play."""
+        for event in self._events("reset", ("before_init",)):
+            self._fire(event, EVENT_EPISODE, env_idx.cpu())
 
     def on_reset(self, env_idx: torch.Tensor) -> None:
-        """Apply the other "reset" events to env_idx (after the task initialized their
-        episodes) and re-arm their interval timers."""
+        """Apply the "reset" events of phase "after_init" to env_idx (after the task
+        initialized their episodes) and re-arm their interval timers."""
         env_idx = env_idx.cpu()
         for event in self.events:
-            if event.mode == "reset" and event.property != "variant":
-                mask, values = self._draw(event, EVENT_EPISODE, 0, env_idx)
-                self._apply(event, env_idx, mask, values)
-                self._record(event, env_idx, mask, values, 0)
+            if event.mode == "reset" and event.term.phase == "after_init":
+                self._fire(event, EVENT_EPISODE, env_idx)
             elif event.mode == "interval":
                 self.firings[event.name][env_idx] = 0
                 self.next_fire[event.name][env_idx] = self._period(event, 0, env_idx)

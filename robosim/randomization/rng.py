@@ -20,6 +20,7 @@ thousands of envs stay on the GPU.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -143,10 +144,20 @@ def _as_index(name: str, env_idx, num_envs: int, device: torch.device) -> torch.
     return idx.to(torch.int64)
 
 
+@dataclass(frozen=True)
+class StreamsSnapshot:
+    """Where N envs' streams stand (EnvRandomStreams.snapshot): base seeds and episode
+    counters, int64 (N,) clones on the streams' device."""
+
+    base_seeds: torch.Tensor
+    episode: torch.Tensor
+
+
 class EnvRandomStreams:
     """Base seeds and episode counters of N envs, int64 (N,) tensors on `device`, and
     the build counter: `builds` builds started so far, `build` the index of the current
-    scene's build (-1 before the first)."""
+    scene's build (-1 before the first), `build_seeds` int64 (N,) the base seeds that
+    build drew from (None before the first)."""
 
     def __init__(self, num_envs: int, device: torch.device | str = "cpu"):
         self.num_envs = num_envs
@@ -159,6 +170,7 @@ class EnvRandomStreams:
         self.episode = torch.full((num_envs,), -1, dtype=torch.int64, device=self.device)
         self.builds = 0
         self.build = -1
+        self.build_seeds: torch.Tensor | None = None
 
     def seed(self, seeds: Sequence[int], env_idx) -> None:
         """Give env_idx[j] the base seed seeds[j] (ints in [-2**63, 2**63)) and restart
@@ -177,11 +189,41 @@ class EnvRandomStreams:
         return BatchRandom(mix(self.base_seeds[idx], EPISODE_STREAM, self.episode[idx]))
 
     def next_build(self) -> BatchRandom:
-        """Start a scene (re)build of all envs (it becomes `build`); its streams."""
+        """Start a scene (re)build of all envs (it becomes `build`, drawn from the current
+        base seeds, which become `build_seeds`); its streams."""
         self.build = self.builds
+        self.build_seeds = self.base_seeds.clone()
         keys = mix(self.base_seeds, BUILD_STREAM, self.build)
         self.builds += 1
         return BatchRandom(keys)
+
+    def seeds_changed_since_build(self) -> bool:
+        """True when some env's base seed differs from the one the current scene's build
+        drew from (or nothing is built yet): a rebuild would give other assets."""
+        return self.build_seeds is None or not torch.equal(self.build_seeds, self.base_seeds)
+
+    def restart_builds(self) -> None:
+        """Make the next build build 0 of the current seeds, so a seeded full reset
+        builds the assets make(seed=...) with those seeds builds."""
+        self.builds = 0
+
+    def snapshot(self) -> StreamsSnapshot:
+        """Clones of every env's base seed and episode counter (save_state). The build
+        counters are not in it: they describe the scene that exists, which a restore
+        does not rebuild."""
+        return StreamsSnapshot(self.base_seeds.clone(), self.episode.clone())
+
+    def restore(self, snapshot: StreamsSnapshot) -> None:
+        """Put every env's base seed and episode counter back to `snapshot` (restore_state),
+        so the draws that follow repeat those that followed the snapshot."""
+        if not isinstance(snapshot, StreamsSnapshot):
+            raise TypeError(f"snapshot must be a StreamsSnapshot from EnvRandomStreams.snapshot(), "
+                            f"got {type(snapshot).__name__}")
+        if snapshot.base_seeds.shape != (self.num_envs,) or snapshot.episode.shape != (self.num_envs,):
+            raise ValueError(f"snapshot must hold ({self.num_envs},) seeds and episodes, got "
+                             f"{tuple(snapshot.base_seeds.shape)} and {tuple(snapshot.episode.shape)}")
+        self.base_seeds.copy_(snapshot.base_seeds)
+        self.episode.copy_(snapshot.episode)
 
     def event(self, event_key: int, phase: int, env_idx: torch.Tensor, firing: torch.Tensor | int = 0,
               slot: int = 0) -> BatchRandom:

@@ -1,8 +1,10 @@
 """What randomization events act on: the handles a term function receives.
 
-`resolve_target(event, parts)` finds the event's `target` in a built env and returns its
-handle (ValueError naming the event when the env has no such target, or when the
-backend cannot change the property after the build). Physical properties are read and
+A phase "build" term gets an ObjectDescriptions (the object's descriptions while the
+scene is built; `description_modifier` runs the term there). Every other term gets the
+handle `resolve_target(event, parts)` finds for the event's `target` in a built env
+(ValueError naming the event when the env has no such target, or when the backend
+cannot change the property after the build). Physical properties are read and
 written through the views (robosim.sim.properties), lights and cameras through the
 camera rig (robosim.sensors.targets). Handles remember base values (the mass, material,
 drive gains an env was built with) at the first write, so "scale" and "add" always
@@ -16,12 +18,42 @@ import gymnasium as gym
 import torch
 
 from robosim.core.tree import leaf_items
-from robosim.randomization.builtin_terms import scale_object  # noqa: F401  (manager.py imports it here)
-from robosim.randomization.terms import Term, combine, get_term  # noqa: F401  (combine: sensors.targets imports it here)
+from robosim.randomization.terms import Term, combine  # noqa: F401  (combine: sensors.targets imports it here)
+from robosim.sim.building import ObjectModifier
+from robosim.sim.objects import RigidObject
 from robosim.sim.pool import PoolLayout
 
-DESCRIPTION_PROPERTIES = ("scale", "density")
 
+class ObjectDescriptions:
+    """The handle of a phase "build" term: env i's description of the event's object
+    while the scene is built. `read(i)` gives it, `write(i, obj)` replaces it (obj: a
+    robosim.sim.objects.RigidObject, which the scene then builds)."""
+
+    def __init__(self, event, descriptions: dict[int, RigidObject]):
+        self.event, self._descriptions = event, descriptions
+
+    def read(self, env_index: int) -> RigidObject:
+        return self._descriptions[env_index]
+
+    def write(self, env_index: int, obj: RigidObject) -> None:
+        if not isinstance(obj, RigidObject):
+            raise TypeError(f"randomization[{self.event.name!r}] term {self.event.property!r} must write a "
+                            f"RigidObject for env {env_index}, got {type(obj).__name__}")
+        self._descriptions[env_index] = obj
+
+
+def description_modifier(event, mask: torch.Tensor, values: torch.Tensor) -> ObjectModifier:
+    """The build-time modifier f(env_index, RigidObject) -> RigidObject that runs `event`'s
+    phase "build" term on env_index's description (SimScene applies it to every
+    description built under the event's object name, each variant of a pool included).
+    mask (N,) bool: the envs the event fires in; values float32 (N, dim): their draws."""
+    def modify(env_index: int, obj: RigidObject) -> RigidObject:
+        if not mask[env_index]:
+            return obj
+        handle = ObjectDescriptions(event, {env_index: obj})
+        event.term.fn(handle, event, torch.tensor([env_index]), values[env_index:env_index + 1])
+        return handle.read(env_index)
+    return modify
 
 
 class Remembered:
@@ -114,6 +146,8 @@ def resolve_target(event, parts: Any, declared_cameras) -> TermApplier:
     """`event`'s term bound to its target in the built env `parts` (its sim, robot and
     cameras; declared_cameras: the task's camera configs, which camera events may name)."""
     target = _resolve(event, parts, declared_cameras)
+    if event.term.phase == "build":      # it already ran on the descriptions; the object exists
+        return TermApplier(event.term, None)
     if isinstance(target, (ObjectTarget, ArticulationTarget)) and event.property in target.view.refused_properties:
         raise ValueError(f"randomization[{event.name!r}] sets property {event.property!r} of {event.target!r}, "
                          f"which sim_backend {parts.sim.backend!r} cannot change after the build (SAPIEN's GPU "

@@ -8,24 +8,33 @@ this registry. A term is a function plus its declaration:
         target.write(env_idx, target.read(env_idx) + values)
 
 `fn(target, event, env_idx, values)` changes env_idx's copies of the target. `target`
-is the handle the event's `target` field resolved to in the built env (see the kinds
-below), `env_idx` int64 (M,) the envs the event fires in, `values` float32 (M, dim) their
+is the handle the event's `target` field resolved to (see the kinds and phases below),
+`env_idx` int64 (M,) the envs the event fires in, `values` float32 (M, dim) their
 draws from `dist` (event.operation says how to combine them with the built value:
 `combine(base, value, event.operation)`). Built-in and user terms are registered the
-same way and look alike in `randomization=`; a later registration of the same
-(name, kind) replaces the earlier one.
+same way, run through the same path and look alike in `randomization=`; a later
+registration of the same (name, kind) replaces the earlier one.
 
 Declaration fields: `kinds` (target kinds the term acts on), `dim` (values per draw; None:
 the target's width, e.g. an observation leaf's size: a one-value `dist` then gives
 independent draws for every element), `operation` (default "set" | "add" | "scale"),
 `lower` (smallest value a "set"/"scale" may give; None: unbounded), `modes` (when it may
-fire), `build_time` (the term changes an object's description before it is built:
-fn(obj: RigidObject, value: list[float], operation) -> RigidObject).
+fire), `phase` (where in the env's cycle it runs, see PHASES).
 
-Target kinds and their handles: object (ObjectTarget: `.view`, an ActorView),
-articulation and robot (ArticulationTarget: `.view`), pool (PoolTarget), light and camera
-(robosim.sensors.targets), observation and action (StreamTarget: `read`/`write` of the
-(N, D) tensor being returned or applied).
+Phases: "build" terms change an object's description (robosim.sim.objects.RigidObject)
+while the scene is built, before the task's build_scene makes the object, so they fire
+in mode "reconfigure" only and act on object targets only (pools included); their
+handle is an ObjectDescriptions (`read(i)` / `write(i, obj)` of env i's description).
+"before_init" terms change the built scene before the task's initialize_episode (what
+the task then places: which pool variant is in play). "after_init" terms (the default)
+change it after initialize_episode, so they override what the task set. Interval and
+step events run when they fire, whatever the phase; in mode "reconfigure" the
+non-build phases run once the scene exists, in declaration order.
+
+Target kinds and their handles after the build: object (ObjectTarget: `.view`, an
+ActorView), articulation and robot (ArticulationTarget: `.view`), pool (PoolTarget),
+light and camera (robosim.sensors.targets), observation and action (StreamTarget:
+`read`/`write` of the (N, D) tensor being returned or applied).
 """
 from __future__ import annotations
 
@@ -33,6 +42,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 MODES = ("reconfigure", "reset", "interval", "step")
+PHASES = ("build", "before_init", "after_init")
 TARGET_KINDS = ("object", "articulation", "robot", "light", "camera", "pool", "observation", "action")
 OPERATIONS = ("set", "add", "scale")
 
@@ -50,7 +60,7 @@ class Term:
     operation: str
     lower: float | None
     modes: tuple[str, ...]
-    build_time: bool
+    phase: str
 
 
 _TERMS: dict[tuple[str, str], Term] = {}
@@ -58,7 +68,7 @@ _TERMS: dict[tuple[str, str], Term] = {}
 
 def register_term(name: str, *, kinds: tuple[str, ...], modes: tuple[str, ...] = MODES, dim: int | None = 1,
                   operation: str = "set", lower: float | None = None,
-                  build_time: bool = False) -> Callable[[TermFn], TermFn]:
+                  phase: str = "after_init") -> Callable[[TermFn], TermFn]:
     """Decorator: register `fn` as property `name` for each target kind in `kinds`."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be an identifier-like str, got {name!r}")
@@ -70,15 +80,17 @@ def register_term(name: str, *, kinds: tuple[str, ...], modes: tuple[str, ...] =
         raise ValueError(f"dim must be a positive int or None (the target's width), got {dim!r}")
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {OPERATIONS}, got {operation!r}")
-    if build_time and (modes != ("reconfigure",) or kinds != ("object",)):
-        raise ValueError(f"a build_time term acts on objects in mode 'reconfigure' only, got kinds={kinds!r} "
-                         f"modes={modes!r}")
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+    if phase == "build" and (tuple(modes) != ("reconfigure",) or tuple(kinds) != ("object",)):
+        raise ValueError(f"a phase 'build' term acts on object descriptions in mode 'reconfigure' only: kinds must "
+                         f"be ('object',) and modes ('reconfigure',), got kinds={kinds!r} modes={modes!r}")
 
     def register(fn: TermFn) -> TermFn:
         if not callable(fn):
             raise TypeError(f"register_term({name!r}) needs a function, got {type(fn).__name__}")
         for kind in kinds:
-            _TERMS[(name, kind)] = Term(name, kind, fn, dim, operation, lower, tuple(modes), build_time)
+            _TERMS[(name, kind)] = Term(name, kind, fn, dim, operation, lower, tuple(modes), phase)
         return fn
     return register
 

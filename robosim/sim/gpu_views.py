@@ -77,7 +77,7 @@ class GpuActorView(GpuRefusesBodyProperties, ActorView):
                                                            device=device, dtype=torch.long)
 
     def pose(self) -> torch.Tensor:
-        if self.static:
+        if self._static_pose is not None:    # set exactly when static
             return self._static_pose.clone()
         return self.buffers.rigid()[self.index, :POSE_DIM]
 
@@ -86,7 +86,7 @@ class GpuActorView(GpuRefusesBodyProperties, ActorView):
             super().set_state(state, env_idx)
 
     def _write(self, cols: slice, value: torch.Tensor, env_idx) -> None:
-        if self.static:
+        if self.index is None:    # None exactly when static
             raise ValueError(f"actor {self.name!r} is static: a static body cannot move on a GPU backend "
                              "(build it kinematic)")
         data = self.buffers.rigid()     # current rows: the apply below pushes all of them
@@ -122,7 +122,8 @@ class GpuArticulationView(ArticulationView):
         # link rows per env: links[k] of env i sits at link_index[i, k]
         self.link_index = torch.tensor([[px.pose_index(l) for l in links[:len(self.link_names)]]
                                         for links in self.links], device=device, dtype=torch.long)
-        self._targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
+        # the drive targets as a tensor on `device` (the CPU view keeps a numpy array)
+        self._gpu_targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()
         self.joint_mask = self.joint_mask.to(device)
 
     refused_properties = ("stiffness", "damping", "joint_friction")
@@ -140,7 +141,7 @@ class GpuArticulationView(ArticulationView):
         return self.buffers.joints("qvel")[self.index, :self.dof]
 
     def drive_targets(self):
-        return self._targets.clone()
+        return self._gpu_targets.clone()
 
     def _write_joints(self, kind: str, values: torch.Tensor, env_idx, apply: str) -> None:
         buffer = self.buffers.joints(kind)    # current rows: the apply pushes all of them
@@ -167,9 +168,9 @@ class GpuArticulationView(ArticulationView):
             targets = torch.from_numpy(targets)
         targets = targets.to(self.device, torch.float32)
         if env_idx is None:
-            self._targets.copy_(targets)
+            self._gpu_targets.copy_(targets)
         else:
-            self._targets[env_idx.to(self.device)] = targets
+            self._gpu_targets[env_idx.to(self.device)] = targets
         px = self.buffers.physx
         px.cuda_articulation_target_qpos.torch()[_rows(env_idx, self.index), :self.dof] = targets
         px.gpu_apply_articulation_target_position()

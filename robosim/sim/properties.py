@@ -8,7 +8,7 @@ drive stiffness N/m or Nm/rad, damping N s/m or Nm s/rad, force limit N or Nm.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import sapien
@@ -21,6 +21,7 @@ GPU_REFUSED = ("{what} of {name!r} cannot change after the build on the GPU back
 class BodyProperties:
     """Mixin of the rigid-body views; needs `entity_of(i)` (env i's body in play)."""
 
+    entity_of: Callable[[int], sapien.Entity]   # the view's own method (declared for the type checker)
     refused_properties: tuple[str, ...] = ()   # properties this backend cannot change after the build
 
     def _dynamic(self, i: int):
@@ -72,7 +73,10 @@ class BodyProperties:
 class GpuRefusesBodyProperties:
     """Mixin for GPU views: mass, damping and materials are build-time only there."""
 
-    refused_properties = ("mass", "friction", "restitution", "linear_damping", "angular_damping", "external_force")
+    name: str   # the view's name (set by the view)
+
+    refused_properties: tuple[str, ...] = ("mass", "friction", "restitution", "linear_damping", "angular_damping",
+                                           "external_force")
 
     def set_mass(self, i: int, mass: float, inertia: np.ndarray) -> None:
         raise ValueError(GPU_REFUSED.format(what="the mass", name=self.name))
@@ -86,6 +90,8 @@ class GpuRefusesBodyProperties:
 
 class DriveGains:
     """Mixin of articulation views: PD drive gains per env and joint (needs `joints`)."""
+
+    joints: list[list[sapien.physx.PhysxArticulationJoint]]   # each env's active joints (set by the view)
 
     refused_properties: tuple[str, ...] = ()
 
