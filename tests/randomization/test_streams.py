@@ -85,6 +85,38 @@ def test_build_streams_differ_from_episode_streams_and_between_builds():
     assert not torch.equal(b0, b1) and not torch.equal(b0, e0)
 
 
+def test_restore_repeats_the_draws_that_followed_the_snapshot():
+    s = EnvRandomStreams(3)
+    s.seed([5, 6, 7], np.arange(3))
+    _draw(s, [0, 1, 2])
+    snap = s.snapshot()
+    after = [_draw(s, [0, 1, 2]), _draw(s, [1])]
+    s.seed([50, 60, 70], np.arange(3))            # other seeds and episodes in between
+    _draw(s, [2])
+    s.restore(snap)
+    assert torch.equal(_draw(s, [0, 1, 2]), after[0]) and torch.equal(_draw(s, [1]), after[1])
+    # the snapshot holds clones: drawing after the restore did not change it
+    assert snap.base_seeds.tolist() == [5, 6, 7] and snap.episode.tolist() == [0, 0, 0]
+    with pytest.raises(TypeError, match="snapshot must be a StreamsSnapshot"):
+        s.restore((snap.base_seeds, snap.episode))
+    with pytest.raises(ValueError, match=r"snapshot must hold \(3,\)"):
+        s.restore(EnvRandomStreams(2).snapshot())
+
+
+def test_build_seeds_and_restart_builds():
+    s = EnvRandomStreams(2)
+    s.seed([1, 2], np.arange(2))
+    assert s.build_seeds is None and s.seeds_changed_since_build()
+    first = s.next_build().uniform(0, 1, (3,))
+    assert s.build_seeds.tolist() == [1, 2] and not s.seeds_changed_since_build()
+    s.next_build()                                 # build 1
+    s.seed([3, 4], np.arange(2))
+    assert s.seeds_changed_since_build() and s.build_seeds.tolist() == [1, 2]
+    s.seed([1, 2], np.arange(2))
+    s.restart_builds()                             # the next build is build 0 again
+    assert torch.equal(s.next_build().uniform(0, 1, (3,)), first) and s.build == 0
+
+
 def test_distributions_have_the_stated_range_and_moments():
     s = EnvRandomStreams(2000)
     s.seed(list(range(2000)), np.arange(2000))
