@@ -90,3 +90,12 @@ class CubeToGoalMixin(GoalPointMixin):
         tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
         obj_pose = self.cube.pose()
         return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
+
+
+# robosim 0.1.0 defined the yaw helpers here; they moved to robosim.core.rotations. The
+# shim answers only names this module does not bind itself (yaw_quat warns once this
+# module stops importing it under that name).
+from robosim.core.deprecation import moved_names  # noqa: E402  (the shim stays at the end, apart)
+
+__getattr__ = moved_names(__name__, {"quat_yaw": "robosim.core.rotations:quat_yaw",
+                                     "yaw_quat": "robosim.core.rotations:yaw_quat"})

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from robosim.agents.chain_program import ChainLink, compile_chain
-from robosim.core.rotations import rpy_to_matrix
+from robosim.core import rotations
+from robosim.core.deprecation import moved_names
 
 
 _POSE_VALUES = 12   # a program's first outputs: tip position (3), rotation (9); then the Jacobian
@@ -61,7 +62,8 @@ class SerialChain:
                 self.joint_names.append(j.get("name"))
                 norm = float(np.linalg.norm(axis))
                 axis = tuple(v / norm for v in axis)
-            links.append(ChainLink(tuple(map(tuple, rpy_to_matrix(*rpy).tolist())), xyz, axis if movable else None))
+            rotation = tuple(map(tuple, rotations.rpy_to_matrix(*rpy).tolist()))
+            links.append(ChainLink(rotation, xyz, axis if movable else None))
         if any(v != 0.0 for v in tip_offset):
             links.append(ChainLink(((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
                                    tuple(float(v) for v in tip_offset), None))
@@ -180,3 +182,8 @@ class SerialChain:
         values = self._cached(q, version, jacobian=True)
         return (values[:, _POSE_VALUES:].reshape(-1, 6, self.dof).clone(), values[:, :3].clone(),
                 values[:, 3:_POSE_VALUES].reshape(-1, 3, 3).clone())
+
+
+# robosim 0.1.0 defined the rotation helpers here; they moved to robosim.core.rotations.
+__getattr__ = moved_names(__name__, {name: f"robosim.core.rotations:{name}" for name in (
+    "axis_angle_matrix", "matmul3", "matrix_to_quat", "matvec3", "quat_to_matrix", "rotation_log", "rpy_to_matrix")})
