@@ -92,8 +92,8 @@ def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -
     if any(e.seed < 0 for e in episodes):
         raise ValueError(f"--demos episodes must have seeds (re-simulated from a seeded reset), got seed -1 "
                          f"in {path!r}")
-    kwargs = {k: v for k, v in traj.env_kwargs.items() if k not in ("obs_mode", "seed")}
-    env = robosim.make(traj.task_id, num_envs=traj.num_envs, **{**traj.env_kwargs, "obs_mode": "state"})
+    kwargs = {k: v for k, v in traj.spec.make_kwargs().items() if k not in ("obs_mode", "seed", "num_envs")}
+    env = robosim.make(traj.spec.replace(obs_mode="state"))
     per_slot = [[k for k, e in enumerate(episodes) if e.env_index == i] for i in range(env.num_envs)]
     obs_of, diverged = [None] * len(episodes), 0
     with tqdm(total=len(episodes), desc="re-simulate demos", unit="ep", disable=not progress) as bar:

@@ -6,7 +6,7 @@
 """
 from robosim.agents import list_robots, register_robot
 from robosim.core.version import __version__
-from robosim.envs import Task, get_task, list_tasks, make, register_task
+from robosim.envs import EnvSpec, Task, get_task, list_tasks, make, register_task
 from robosim.envs.registry import register_gym_ids
 from robosim.vector import make_vec as _make_vec_one_process
 
@@ -21,7 +21,7 @@ def make_vec(task_id: str, num_envs: int = 1, autoreset_mode="NextStep", workers
 
     return make_ray_vec(task_id, num_envs, workers, autoreset_mode, ray_address, **env_kwargs)
 
-__all__ = ["Task", "get_task", "list_robots", "list_tasks", "make", "make_vec", "register_robot", "register_task",
+__all__ = ["EnvSpec", "Task", "get_task", "list_robots", "list_tasks", "make", "make_vec", "register_robot", "register_task",
            "__version__"]
 
 register_gym_ids()

@@ -35,9 +35,9 @@ def test_eval_takes_robot_and_task_params(recorded):
     assert "success rate" in result.stdout
     assert iio.imread(out / "x.mp4", index=0).shape[0] == 64   # --render-size 64x64 tiles
     with h5py.File(out / "x.h5", "r") as h5:
-        header = json.loads(h5.attrs["env_kwargs"])
+        header = json.loads(h5.attrs["env_spec"])
         state_dim = int(h5.attrs["state_dim"])
-    assert header["cube_half_size"] == 0.025 and header["robot"] == "xarm7"
+    assert header["task_params"]["cube_half_size"] == 0.025 and header["robot"] == "xarm7"
     env = robosim.make("PickCube-v1", num_envs=1, robot="xarm7")   # the recording ran the xarm7
     try:
         assert state_dim == env.state_dim

@@ -7,7 +7,7 @@ import argparse
 def cmd_list(args: argparse.Namespace) -> int:
     import robosim
     from robosim.agents import CONTROL_MODES
-    from robosim.envs.base_env import REWARD_MODES
+    from robosim.envs.spec import REWARD_MODES
     from robosim.envs.observations import OBS_MODES
 
     task_ids = robosim.list_tasks()

@@ -30,7 +30,9 @@ from typing import Any
 import numpy as np
 
 from robosim.core.atomic import replace_dir_into_place
+from robosim.core.version import __version__
 from robosim.demos import lerobot_format as fmt
+from robosim.envs import get_task, list_tasks, make, make_env
 from robosim.record.files import OutputLock
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile, TrajectoryWriter
 
@@ -53,9 +55,7 @@ def _check_out_dir(out_dir: Any) -> str:
 
 def task_description(task_id: str) -> str:
     """The LeRobot task string of a robosim task: its id and its docstring's first line."""
-    import robosim
-
-    doc = (robosim.get_task(task_id).__doc__ or "").strip().splitlines()
+    doc = (get_task(task_id).__doc__ or "").strip().splitlines()
     return f"{task_id}: {doc[0].strip()}" if doc else task_id
 
 
@@ -65,12 +65,10 @@ def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None
     new directory). fps: the frame rate written to info.json (default: the task's control
     frequency; frames stay one per control step). video: re-render the task's sensor
     cameras into mp4s. Returns {"episodes", "frames", "videos": [keys], "out_dir"}."""
-    import robosim
-
     fmt.require_pyarrow()
     traj = TrajectoryFile(trajectory_path, arg="trajectory")
-    if traj.task_id not in robosim.list_tasks():
-        raise ValueError(f"trajectory task must be one of {robosim.list_tasks()}, got {traj.task_id!r}")
+    if traj.task_id not in list_tasks():
+        raise ValueError(f"trajectory task must be one of {list_tasks()}, got {traj.task_id!r}")
     if fps is not None and (isinstance(fps, bool) or not isinstance(fps, int) or fps < 1):
         raise ValueError(f"fps must be a positive int or None, got {fps!r}")
     out_dir = _check_out_dir(out_dir)
@@ -78,8 +76,7 @@ def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None
     if not episodes or any(e.length == 0 for e in episodes):
         raise ValueError(f"trajectory must hold episodes of at least one step, got lengths "
                          f"{[e.length for e in episodes]} in {trajectory_path!r}")
-    env = robosim.make(traj.task_id, num_envs=traj.num_envs,
-                       **{**traj.env_kwargs, "obs_mode": "rgb" if video else "none"})
+    env = make_env(traj.spec, num_envs=traj.num_envs, obs_mode="rgb" if video else "none", device=None)
     lock = OutputLock(out_dir, "out_dir")
     tmp = writer = None
     try:
@@ -202,15 +199,13 @@ class _DatasetWriter:
         stats.update({IMAGE_PREFIX + c: fmt.image_stats(np.concatenate(v)) for c, v in self.image_stats.items()})
         fmt.write_json(os.path.join(self.root, fmt.STATS_PATH), stats)
         n = len(self.rows)
-        import robosim
-
         info = {"codebase_version": fmt.CODEBASE_VERSION, "robot_type": self.env.robot.spec.name,
                 "total_episodes": n, "total_frames": self.total, "total_tasks": 1, "chunks_size": 1000,
                 "data_files_size_in_mb": 100, "video_files_size_in_mb": 200, "fps": self.fps,
                 "splits": {"train": f"0:{n}"}, "data_path": fmt.DATA_PATH,
                 "video_path": fmt.VIDEO_PATH if self.streams else None, "features": features,
-                "robosim": {"robosim_version": robosim.__version__, "task_id": self.traj.task_id,
-                            "env_kwargs": self.traj.env_kwargs, "num_envs": self.traj.num_envs,
+                "robosim": {"robosim_version": __version__, "task_id": self.traj.task_id,
+                            "env_spec": self.traj.spec.to_dict(), "num_envs": self.traj.num_envs,
                             "state_dim": self.traj.state_dim, "action_dim": self.traj.action_dim,
                             "sim_backend": self.traj.attrs.get("sim_backend", "physx_cpu"),
                             "control_mode": self.env.control_mode}}
@@ -221,16 +216,15 @@ class _DatasetWriter:
 def _header(info: dict, task: str | None, robot: str | None, arg: str) -> tuple[dict, Any]:
     """(trajectory header, env for final states or None) of a dataset: from its robosim
     entry, else built from task/robot. ValueError when task or robot contradicts it."""
-    import robosim
-
     meta = info.get("robosim")
     if isinstance(meta, dict):
-        header = {k: meta[k] for k in ("robosim_version", "task_id", "env_kwargs", "num_envs", "state_dim",
+        spec_key = "env_spec" if "env_spec" in meta else "env_kwargs"   # env_kwargs: exports before EnvSpec
+        header = {k: meta[k] for k in ("robosim_version", "task_id", spec_key, "num_envs", "state_dim",
                                        "action_dim", "sim_backend", "control_mode")}
         if task is not None and task != header["task_id"]:
             raise ValueError(f"task must be the dataset's task {header['task_id']!r} (it was recorded on it), "
                              f"got {task!r} for {arg}")
-        recorded_robot = header["env_kwargs"].get("robot") or info.get("robot_type")
+        recorded_robot = header[spec_key].get("robot") or info.get("robot_type")
         if robot is not None and robot != recorded_robot:
             raise ValueError(f"robot must be the dataset's robot {recorded_robot!r}, got {robot!r} for {arg}")
         return header, None
@@ -240,7 +234,7 @@ def _header(info: dict, task: str | None, robot: str | None, arg: str) -> tuple[
     robot_type = info.get("robot_type")
     if robot is not None and robot_type not in (None, robot):
         raise ValueError(f"robot must be the dataset's robot_type {robot_type!r}, got {robot!r} for {arg}")
-    env = robosim.make(task, num_envs=1, robot=robot or robot_type, physics_isolation="separate")
+    env = make(task, num_envs=1, robot=robot or robot_type, physics_isolation="separate")
     return env.header(), env
 
 

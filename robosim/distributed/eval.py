@@ -40,21 +40,22 @@ class ShardedEvalEnv:
     def __init__(self, task_id: str, num_envs: int, workers: int, policy: str, frames: bool = False,
                  states: bool = False, ray_address: str | None = None, worker_cpus: float = 1.0,
                  connect_timeout_s: float = 10.0, **env_kwargs: Any):
-        import robosim
+        from robosim.envs import EnvSpec
 
-        robosim.get_task(task_id)   # an unknown id is refused before Ray is reached
         for name, value in (("num_envs", num_envs), ("workers", workers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         if workers > num_envs:
             raise ValueError(f"workers must be <= num_envs ({num_envs}): every worker needs an env, "
                              f"got workers={workers}")
+        # every make() argument refused before Ray is reached
+        spec = EnvSpec.from_kwargs(task_id, num_envs=num_envs, **env_kwargs).to_dict()
         connect(ray_address, connect_timeout_s)
         check_capacity(workers, worker_cpus)
         self.num_envs = num_envs
         self.shards = split_envs(num_envs, workers)
         self.pool = WorkerPool(EvalShardWorker, self.shards,
-                               [(s, task_id, env_kwargs, policy, frames, states) for s in self.shards],
+                               [(s, spec, policy, frames, states) for s in self.shards],
                                num_cpus=worker_cpus, max_restarts=0)
         try:
             built = self.pool.call("build", {k: () for k in range(workers)})
@@ -76,16 +77,16 @@ class ShardedEvalEnv:
         """Join the headers the workers' real envs produced (BaseEnv.header): worker 0's,
         with num_envs N and the per-env build seeds joined in global env order."""
         header = copy.deepcopy(headers[0])
-        seeds = [h["env_kwargs"].get("seed") for h in headers]
-        header["env_kwargs"]["seed"] = ([s for part in seeds for s in part]
-                                        if all(isinstance(p, list) for p in seeds) else None)
-        header["num_envs"] = self.num_envs
+        seeds = [h["env_spec"].get("seed") for h in headers]
+        header["env_spec"]["seed"] = ([s for part in seeds for s in part]
+                                      if all(isinstance(p, list) for p in seeds) else None)
+        header["env_spec"]["num_envs"] = header["num_envs"] = self.num_envs
         self._header = header
 
     @property
     def build_seeds(self) -> list[int] | None:
         """Per-env seeds the workers' builds used, in global env order (None: unknown)."""
-        return copy.copy(self._header["env_kwargs"]["seed"])
+        return copy.copy(self._header["env_spec"]["seed"])
 
     def header(self) -> dict[str, Any]:
         """How to rebuild these N envs in one process (robosim.envs.protocol), JSON-able."""

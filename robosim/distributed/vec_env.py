@@ -55,16 +55,18 @@ class RayVecEnv(gym.vector.VectorEnv):
     ray_address: an existing cluster ("HEAD_IP:6379", "ray://...", "auto"); None uses
     the Ray this process is connected to, or starts a local one. worker_cpus: Ray CPUs
     reserved per worker. max_restarts: restarts Ray grants each worker process.
-    env_kwargs go to robosim.make in every worker."""
+    env_kwargs: robosim.make's keywords, validated here as one EnvSpec before any
+    worker starts; every worker builds its slice of that spec (robosim.envs.make_env)."""
 
     def __init__(self, task_id: str, num_envs: int, workers: int,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, ray_address: str | None = None,
                  worker_cpus: float = 1.0, max_restarts: int = 3, restart_timeout_s: float = 120.0,
                  connect_timeout_s: float = 10.0, actor_options: dict | None = None, **env_kwargs: Any):
-        import robosim
+        from robosim.envs import EnvSpec
 
-        robosim.get_task(task_id)  # unknown task: ValueError before any process starts
         self.num_envs = _positive_int("num_envs", num_envs)
+        # every make() argument refused before any process starts
+        spec = EnvSpec.from_kwargs(task_id, num_envs=self.num_envs, **env_kwargs).to_dict()
         workers = _positive_int("workers", workers)
         if workers > self.num_envs:
             raise ValueError(f"workers must be <= num_envs ({self.num_envs}): every worker needs an env, "
@@ -79,7 +81,7 @@ class RayVecEnv(gym.vector.VectorEnv):
 
         self.shards = split_envs(self.num_envs, workers)
         self.pool = WorkerPool(VecShardWorker, self.shards,
-                               [(s, task_id, self.autoreset_mode.value, env_kwargs) for s in self.shards],
+                               [(s, self.autoreset_mode.value, spec) for s in self.shards],
                                num_cpus=worker_cpus, max_restarts=max_restarts,
                                restart_timeout_s=restart_timeout_s, actor_options=actor_options)
         try:

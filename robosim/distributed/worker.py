@@ -25,8 +25,9 @@ class ShardHost:
     constructor so that a bad env kwarg is an ordinary remote error, and so that the
     driver controls when a restarted worker rebuilds)."""
 
-    def __init__(self, shard: Shard, task_id: str, env_kwargs: dict[str, Any]):
-        self.shard, self.task_id, self.env_kwargs = shard, task_id, dict(env_kwargs)
+    def __init__(self, shard: Shard, spec: dict[str, Any]):
+        """spec: the whole batch's EnvSpec.to_dict(); this shard builds its slice of it."""
+        self.shard, self.spec = shard, spec
         self.env = None
 
     def identity(self) -> dict[str, Any]:
@@ -35,32 +36,32 @@ class ShardHost:
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "node_id": ray.get_runtime_context().get_node_id()}
 
-    def _make_env(self, **extra: Any):
-        import robosim
+    def _make_env(self, **changes: Any):
+        from robosim.envs import EnvSpec, make_env
 
         if self.env is not None:
             self.env.close()
-        kwargs = {**self._physics_threads(), **self.env_kwargs, **extra}
-        if isinstance(kwargs.get("seed"), int):   # robosim.make's build seed: global env i gets seed + i
-            kwargs["seed"] += self.shard.start
-        self.env = robosim.make(self.task_id, num_envs=self.shard.num_envs, **kwargs)
+        spec = EnvSpec.from_dict(self.spec)
+        if spec.physics is None and spec.physics_isolation == "shared":
+            changes.setdefault("physics", self._physics_threads())
+        if isinstance(spec.seed, int):   # robosim.make's build seed: global env i gets seed + i
+            changes.setdefault("seed", spec.seed + self.shard.start)
+        self.env = make_env(spec, num_envs=self.shard.num_envs, **changes)
         return self.env
 
-    def _physics_threads(self) -> dict[str, Any]:
+    def _physics_threads(self):
         """PhysX worker threads for the CPUs Ray reserved for this worker (robosim's own
         default counts every core of the machine, which K workers would oversubscribe):
         none below 2 CPUs or MIN_ENVS_FOR_WORKERS envs, else one per CPU, at most 4.
-        An explicit `physics` env kwarg wins."""
+        Used only when the spec has no `physics` of its own."""
         import ray
 
         from robosim.sim import PhysicsConfig
         from robosim.sim.physics import MIN_ENVS_FOR_WORKERS
 
-        if "physics" in self.env_kwargs or self.env_kwargs.get("physics_isolation", "shared") != "shared":
-            return {}
         cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1.0)
         threads = 0 if cpus < 2 or self.shard.num_envs < MIN_ENVS_FOR_WORKERS else min(int(cpus), 4)
-        return {"physics": PhysicsConfig(cpu_workers=threads)}
+        return PhysicsConfig(cpu_workers=threads)
 
     def _built(self):
         if self.env is None:
@@ -77,8 +78,8 @@ class VecShardWorker(ShardHost):
     """The single-process vector env (robosim.vector.BatchedVectorEnv, same autoreset
     mode) of one shard. Seeds arrive as one list per shard: global env i's seed."""
 
-    def __init__(self, shard: Shard, task_id: str, autoreset_mode: str, env_kwargs: dict[str, Any]):
-        super().__init__(shard, task_id, env_kwargs)
+    def __init__(self, shard: Shard, autoreset_mode: str, spec: dict[str, Any]):
+        super().__init__(shard, spec)
         self.autoreset_mode = autoreset_mode
         self.venv = None
         self.step_seconds: list[float] = []
@@ -148,9 +149,8 @@ class EvalShardWorker(ShardHost):
     the scripted one read the simulator, so they run where the simulator is) and what
     the recording needs after every reset and step: frames and/or states."""
 
-    def __init__(self, shard: Shard, task_id: str, env_kwargs: dict[str, Any], policy: str,
-                 frames: bool, states: bool):
-        super().__init__(shard, task_id, env_kwargs)
+    def __init__(self, shard: Shard, spec: dict[str, Any], policy: str, frames: bool, states: bool):
+        super().__init__(shard, spec)
         self.policy_spec, self.want_frames, self.want_states = policy, frames, states
         self.policy = None
         self.obs = None

@@ -27,22 +27,20 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.agents import CONTROL_MODES, Robot, get_robot_spec
+from robosim.agents import Robot, get_robot_spec
 from robosim.core.dispatch import below_autograd
 from robosim.envs import checks
+from robosim.envs.context import TaskContext
 from robosim.envs.faults import FaultMonitor, check_state
-from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES, ObservationBuilder
+from robosim.envs.observations import ObservationBuilder
 from robosim.envs.parts import EnvParts, SceneRecipe, build_parts
+from robosim.core.version import __version__
+from robosim.envs.spec import RENDER_MODES, EnvSpec, registered_id
 from robosim.envs.task import Task
 from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams
 from robosim.randomization.manager import EventManager
-from robosim.sensors.rig import RigSpec
-from robosim.sim import SIM_BACKENDS, PhysicsConfig, SimScene, backend_device, resolve_backend
-from robosim.sim.isolation import check_isolation
-
-REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
-RENDER_MODES = ("rgb_array", "sensors")
+from robosim.sim import SimScene, backend_device, resolve_backend
 
 
 class BaseEnv(gym.Env):
@@ -50,94 +48,45 @@ class BaseEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 20}
 
-    def __init__(
-        self,
-        task: type[Task],
-        num_envs: int = 1,
-        obs_mode: str = "state",
-        control_mode: str | None = None,
-        reward_mode: str = "dense",
-        sim_backend: str = "physx_cpu",
-        render_mode: str | None = None,
-        max_episode_steps: int | None = None,
-        reconfiguration_freq: int | None = 0,
-        render_size: tuple[int, int] = (256, 256),
-        sensor_configs: dict | None = None,
-        render_camera: dict | None = None,
-        render_lod: str | float = "auto",
-        physics: PhysicsConfig | None = None,
-        robot: str | None = None,
-        physics_isolation: str = "shared",
-        sim_device: str | torch.device | None = None,
-        seed: Any = None,
-        randomization: dict | None = None,
-        **task_kwargs: Any,
-    ):
-        # task parameters (make("PickCube-v1", cube_half_size=0.03)): unknown names refused first
-        task_params = task.check_parameters(task_kwargs)
-        if not (isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        self.obs_mode = checks.check_choice("obs_mode", obs_mode, OBS_MODES)
-        self.reward_mode = checks.check_choice("reward_mode", reward_mode, REWARD_MODES)
-        control_mode = task.default_control_mode if control_mode is None else control_mode
-        self.control_mode = checks.check_choice("control_mode", control_mode, CONTROL_MODES)
-        # robot: a registered name; the task decides which it supports (None: any)
-        robot = task.default_robot if robot is None else robot
-        spec = get_robot_spec(robot)
-        if task.supported_robots is not None and robot not in task.supported_robots:
-            raise ValueError(f"robot must be one that {task.__name__} supports, one of "
-                             f"{list(task.supported_robots)}, got {robot!r}")
+    def __init__(self, spec: EnvSpec):
+        """Build the env `spec` describes (robosim.make builds the spec from its keywords;
+        every field was validated there, before anything is built)."""
+        if not isinstance(spec, EnvSpec):
+            raise TypeError(f"spec must be a robosim.EnvSpec (robosim.make builds one), got {type(spec).__name__}")
+        self.env_spec = spec = spec.resolved()
+        task = spec.task_class
+        self.num_envs, self.obs_mode, self.reward_mode = spec.num_envs, spec.obs_mode, spec.reward_mode
+        self.control_mode, self.sim_backend, self.render_mode = spec.control_mode, spec.sim_backend, spec.render_mode
+        self.max_episode_steps, self.reconfiguration_freq = spec.max_episode_steps, spec.reconfiguration_freq
+        self.physics_isolation, self.physics, self.render_size = spec.physics_isolation, spec.physics, spec.render_size
         # checks the control mode and the URDF before anything is built; loaded in _build
-        self.robot = Robot(spec, self.control_mode, task.robot_base_position)
-        checks.check_choice("sim_backend", sim_backend, SIM_BACKENDS)
-        reconfiguration_freq = 0 if reconfiguration_freq is None else reconfiguration_freq  # ManiSkill3: None = never
-        if render_mode is not None:
-            checks.check_choice("render_mode", render_mode, RENDER_MODES)
-        # isolation "separate": one PhysX system per env, env i bit-exact (robosim.sim.isolation)
-        self.physics_isolation = check_isolation(physics_isolation, resolve_backend(sim_backend))
-        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}")
-        if isinstance(reconfiguration_freq, bool) or not isinstance(reconfiguration_freq, (int, np.integer)) or reconfiguration_freq < 0:
-            raise ValueError(f"reconfiguration_freq must be an int >= 0, got {reconfiguration_freq!r}")
-        if physics is not None and not isinstance(physics, PhysicsConfig):
-            raise TypeError(f"physics must be a robosim.sim.PhysicsConfig or None, got {type(physics).__name__}")
-        self.physics = physics  # None: PhysicsConfig() (ManiSkill3's solver settings)
-
-        self.num_envs = int(num_envs)
-        self.sim_backend = sim_backend
-        self.render_mode = render_mode
-        self.render_size = render_size
-        # cameras: sensor_configs overrides the task's cameras ({"width": 64} or
-        # {"base_camera": {...}}); render_camera sets the rgb_array view panda-gym style
-        # (width, height, target_position, distance, yaw, pitch, roll); render_lod is
-        # "auto" | "full" | "low" | kept triangle fraction (robosim/sensors/lod.py)
-        if render_camera is None or isinstance(render_camera, dict):   # the task's view, then the user's keys
-            render_camera = {**task.human_camera, **(render_camera or {})}
-        rig_spec = RigSpec.from_env_kwargs(
-            task.sensor_cameras, obs_mode in CAMERA_OBS_MODES or render_mode == "sensors",
-            render_mode == "rgb_array", sensor_configs, render_camera, render_size, render_lod)
-        self.reconfiguration_freq = int(reconfiguration_freq)
-        self.task = task(self, **task_params)
-        self.task_params = dict(task_params)
-        self.max_episode_steps = int(max_episode_steps or task.max_episode_steps)
+        self.robot = Robot(get_robot_spec(spec.robot), self.control_mode, task.robot_base_position)
         self.substeps = task.sim_freq // task.control_freq
-        self.device = backend_device(resolve_backend(sim_backend), sim_device)   # where every tensor lives
-        self._recipe = SceneRecipe(sim_backend, self.num_envs, task.sim_freq, task.control_freq, physics,
-                                   self.physics_isolation, self.device, rig_spec, tuple(task.sensor_cameras))
+        self.device = backend_device(resolve_backend(spec.sim_backend), spec.sim_device)   # where every tensor lives
+        self._recipe = SceneRecipe(spec.sim_backend, self.num_envs, task.sim_freq, task.control_freq, spec.physics,
+                                   self.physics_isolation, self.device, spec.rig_spec(), tuple(task.sensor_cameras))
         self._rng = EnvRandomStreams(self.num_envs, self.device)
         self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        self.task = task(TaskContext(self.num_envs, self.device, self.elapsed_steps, self.robot, lambda: self.parts,
+                                     reward_mode=self.reward_mode), **spec.task_params)
         # declared randomization events (robosim.randomization): task defaults + make's
-        self.randomization = EventManager(task.default_events, randomization, self._rng, 1.0 / task.control_freq,
-                                          self.elapsed_steps)
-        if seed is not None:   # seeded from the first build on: assets of env i depend on (seed_i, build r)
-            self._rng.seed(checks.to_seeds("seed", seed, torch.arange(self.num_envs)), np.arange(self.num_envs))
-        self._saved_states: dict[int, torch.Tensor] = {}
-        self._next_state_id = 0
-        self._full_resets = 0
+        self.randomization = EventManager(task.default_events, spec.randomization, self._rng,
+                                          1.0 / task.control_freq, self.elapsed_steps)
+        if spec.seed is not None:   # seeded from the first build on: assets of env i depend on (seed_i, build r)
+            self._rng.seed(checks.to_seeds("seed", spec.seed, torch.arange(self.num_envs)), np.arange(self.num_envs))
+        self._saved_states: dict[int, tuple] = {}
+        self._next_state_id = self._full_resets = 0
         self._task_check = TaskOutputCheck(type(self.task).__name__, self.num_envs, self.device)
         self.parts: EnvParts | None = None
         self._build()
+        self._make_spaces()
 
+    @property
+    def task_params(self) -> dict[str, Any]:
+        """The task's parameters (make's extra keywords), as validated."""
+        return dict(self.env_spec.task_params)
+
+    def _make_spaces(self) -> None:
         low, high = self.robot.action_low.numpy(), self.robot.action_high.numpy()
         self.single_action_space = gym.spaces.Box(low, high, dtype=np.float32)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
@@ -300,23 +249,14 @@ class BaseEnv(gym.Env):
 
     def header(self) -> dict[str, Any]:
         """How to rebuild this env, JSON-able (robosim.envs.protocol: what trajectory
-        files store). ValueError when the task class is not registered."""
-        import robosim
-        from robosim.envs.registry import get_task, list_tasks
-
-        ids = [task_id for task_id in list_tasks() if get_task(task_id) is type(self.task)]
-        if not ids:
-            raise ValueError(f"env must run a registered task, got {type(self.task).__name__}")
-        kwargs = dict(obs_mode="none", control_mode=self.control_mode, reward_mode=self.reward_mode,
-                      sim_backend=self.sim_backend, max_episode_steps=self.max_episode_steps,
-                      reconfiguration_freq=self.reconfiguration_freq, physics_isolation=self.physics_isolation,
-                      # what rebuilds the same assets and events: randomization, build seeds, robot, task parameters
-                      randomization=self.randomization.spec, seed=self.build_seeds, robot=self.robot.spec.name,
-                      **self.task_params)
-        return dict(robosim_version=robosim.__version__, task_id=ids[0], env_kwargs=kwargs, num_envs=self.num_envs,
-                    state_dim=self.state_dim, action_dim=int(self.single_action_space.shape[0]),
-                    sim_backend=self.sim_backend, control_mode=self.control_mode,
-                    control_freq=self.task.control_freq)
+        files store): `env_spec` is the resolved EnvSpec with the asset build seeds as its
+        seed, so robosim.envs.spec.make_env rebuilds the same assets and physics.
+        ValueError when the task class is not registered."""
+        spec = self.env_spec.replace(seed=self.build_seeds, device=None)
+        return dict(robosim_version=__version__, task_id=registered_id(type(self.task)), env_spec=spec.to_dict(),
+                    num_envs=self.num_envs, state_dim=self.state_dim,
+                    action_dim=int(self.single_action_space.shape[0]), sim_backend=self.sim_backend,
+                    control_mode=self.control_mode, control_freq=self.task.control_freq)
 
     # -- state -------------------------------------------------------------------------
     @property

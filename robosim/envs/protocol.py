@@ -10,11 +10,10 @@ BatchedEnvCore is the part robosim.vector and the rollout collector need, which
 user-written batched envs and vector envs have too.
 
 `header()` is the JSON-able description trajectory files store as root attributes:
-    robosim_version, task_id (registered id), env_kwargs (robosim.make keyword arguments
-    that rebuild this env: control_mode, reward_mode, sim_backend, max_episode_steps,
-    reconfiguration_freq, physics_isolation, randomization, seed (per-env build seeds),
-    robot, task parameters; obs_mode "none"), num_envs, state_dim, action_dim,
-    sim_backend, control_mode, control_freq (control steps per second).
+    robosim_version, task_id (registered id), env_spec (robosim.EnvSpec.to_dict() of the
+    env, seed = the per-env asset build seeds: robosim.envs.make_env rebuilds it), num_envs,
+    state_dim, action_dim, sim_backend, control_mode, control_freq (control steps per
+    second).
 """
 from __future__ import annotations
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import gymnasium as gym
 
 from robosim.core.registry import Registry
 from robosim.envs.task import Task
+
+if TYPE_CHECKING:
+    from robosim.envs.spec import EnvSpec
 
 ENTRY_POINT_GROUP = "robosim.tasks"
 
@@ -82,24 +85,30 @@ def import_modules(names: list[str] | None, search_cwd: bool = False) -> None:
             raise ValueError(f"--import must name an importable module, got {name!r} ({err})") from None
 
 
-def make(task_id: "str | type[Task]", **kwargs):
-    """Build a BaseEnv for `task_id` (a registered id, 'package.module:TaskClass', or a Task
-    subclass itself); kwargs as BaseEnv.__init__ (num_envs, obs_mode, ...) plus the task's
-    own parameters (Task.parameters).
+def make(task_id: "str | type[Task] | EnvSpec", **kwargs: Any):
+    """Build a BaseEnv: `task_id` is a registered id, 'package.module:TaskClass', a Task
+    subclass, or a whole EnvSpec (then no keywords). kwargs are EnvSpec's fields
+    (num_envs, obs_mode, ...) plus the task's own parameters (Task.parameters); every
+    one is validated (robosim.envs.spec) before anything is built.
 
     device: where step and reset hand their tensors over. None: where the physics state
     lives (env.device). "cuda" with a CPU backend: CUDA tensors from CPU physics
     (robosim.envs.device_transfer.DeviceOutputs)."""
     from robosim.envs.base_env import BaseEnv
+    from robosim.envs.spec import EnvSpec
 
-    device = kwargs.pop("device", None)
-    task = task_id if isinstance(task_id, type) and issubclass(task_id, Task) else get_task(task_id)
-    if device is None:
-        return BaseEnv(task, **kwargs)
+    if isinstance(task_id, EnvSpec):
+        if kwargs:
+            raise ValueError(f"make(spec) takes no keyword arguments (use spec.replace(...)), got {sorted(kwargs)}")
+        spec = task_id
+    else:
+        spec = EnvSpec.from_kwargs(task_id, **kwargs)
+    if spec.device is None:
+        return BaseEnv(spec)
     from robosim.envs.device_transfer import DeviceOutputs, check_output_device
 
-    device = check_output_device(device)      # refused before anything is built
-    env = BaseEnv(task, **kwargs)
+    device = check_output_device(spec.device)      # refused before anything is built
+    env = BaseEnv(spec)
     if device.type == env.device.type and device.index in (None, env.device.index):
         return env
     return DeviceOutputs(env, device)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-import robosim
+from robosim.envs import list_tasks, make_env
 from robosim.record.trajectory import TrajectoryFile
 from robosim.record.video import VideoWriter
 
@@ -91,8 +91,8 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
     if mode not in REPLAY_MODES:
         raise ValueError(f"mode must be one of {list(REPLAY_MODES)}, got {mode!r}")
     traj = TrajectoryFile(path, task_id=task_id)
-    if traj.task_id not in robosim.list_tasks():
-        raise ValueError(f"trajectory task must be one of {robosim.list_tasks()}, got {traj.task_id!r} in {path!r}")
+    if traj.task_id not in list_tasks():
+        raise ValueError(f"trajectory task must be one of {list_tasks()}, got {traj.task_id!r} in {path!r}")
     episodes = [traj.episode(k) for k in range(len(traj))]
     batch = int(traj.attrs["num_envs"])
     per_slot: list[list[int]] = [[] for _ in range(batch)]   # episode numbers of each slot, in order
@@ -101,11 +101,12 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
             raise ValueError(f"trajectory episode env_index must be in [0, {batch - 1}], got {e.env_index} in {path!r}")
         per_slot[e.env_index].append(k)
     writer = VideoWriter(video) if video is not None else None
-    report = ReplayReport(mode=mode, isolation=str(traj.env_kwargs.get("physics_isolation", "shared")))
+    spec = traj.spec
+    report = ReplayReport(mode=mode, isolation=spec.physics_isolation)
     env = None
     try:
-        env = robosim.make(traj.task_id, num_envs=batch, render_mode="rgb_array" if video else None,
-                           render_size=render_size, **traj.env_kwargs)
+        env = make_env(spec, num_envs=batch, obs_mode="none", render_mode="rgb_array" if video else None,
+                       render_size=render_size, device=None)
         if env.state_dim != traj.state_dim:
             raise ValueError(f"trajectory state_dim must match {traj.task_id}'s state_dim {env.state_dim}, "
                              f"got {traj.state_dim} (recorded with another version?) in {path!r}")

@@ -1,9 +1,11 @@
 """HDF5 trajectory files: everything needed to replay a recorded run.
 
 Layout (format "robosim-trajectory", FORMAT_VERSION):
-  /                attrs: format, format_version, robosim_version, task_id, env_kwargs
-                   (JSON of the robosim.make kwargs), num_envs, state_dim, action_dim,
-                   sim_backend, control_mode
+  /                attrs: format, format_version, robosim_version, task_id, env_spec
+                   (JSON of the recording env's robosim.EnvSpec, seed = its asset build
+                   seeds), num_envs, state_dim, action_dim, sim_backend, control_mode.
+                   Files written before EnvSpec hold env_kwargs (robosim.make keywords)
+                   instead; they still load, with default physics
   /episode_00000   one group per episode, numbered in the order they ended
       attrs        env_index (int, which env of the batch ran it), seed (int, -1 when the
                    episode was not reset with an explicit seed), complete (bool: ended by
@@ -292,7 +294,7 @@ class TrajectoryFile:
 
     task_id: when given, the file must have been recorded on this task."""
 
-    REQUIRED_ATTRS = ("task_id", "env_kwargs", "num_envs", "state_dim", "action_dim")
+    REQUIRED_ATTRS = ("task_id", "num_envs", "state_dim", "action_dim")
 
     def __init__(self, path: str, task_id: str | None = None, arg: str = "trajectory"):
         import h5py
@@ -312,24 +314,43 @@ class TrajectoryFile:
         if version != FORMAT_VERSION:
             raise ValueError(f"{arg} must have format_version {FORMAT_VERSION}, got {version} in {path!r}")
         missing = [k for k in self.REQUIRED_ATTRS if k not in self.attrs]
+        if "env_spec" not in self.attrs and "env_kwargs" not in self.attrs:
+            missing.append("env_spec")
         if missing:
-            raise ValueError(f"{arg} must have root attributes {list(self.REQUIRED_ATTRS)}, missing {missing} "
-                             f"in {path!r}")
+            raise ValueError(f"{arg} must have root attributes {[*self.REQUIRED_ATTRS, 'env_spec']}, missing "
+                             f"{missing} in {path!r}")
         if task_id is not None and self.attrs["task_id"] != task_id:
             raise ValueError(f"{arg} must be recorded on task {task_id!r}, got {self.attrs['task_id']!r} in {path!r}")
         self.task_id = str(self.attrs["task_id"])
+        key = "env_spec" if "env_spec" in self.attrs else "env_kwargs"
         try:
-            self.env_kwargs: dict = json.loads(self.attrs["env_kwargs"])
+            self._stored_spec: dict = json.loads(self.attrs[key])
             self.num_envs = int(self.attrs["num_envs"])
             self.state_dim = int(self.attrs["state_dim"])
             self.action_dim = int(self.attrs["action_dim"])
         except (TypeError, ValueError) as err:
             raise ValueError(f"{arg} has malformed root attributes in {path!r}: {err}") from None
-        if not isinstance(self.env_kwargs, dict) or self.num_envs < 1 or self.state_dim < 1 or self.action_dim < 1:
-            raise ValueError(f"{arg} must have env_kwargs a JSON object and num_envs, state_dim, action_dim >= 1, "
-                             f"got {self.env_kwargs!r}, {self.num_envs}, {self.state_dim}, {self.action_dim} "
+        if not isinstance(self._stored_spec, dict) or self.num_envs < 1 or self.state_dim < 1 or self.action_dim < 1:
+            raise ValueError(f"{arg} must have {key} a JSON object and num_envs, state_dim, action_dim >= 1, "
+                             f"got {self._stored_spec!r}, {self.num_envs}, {self.state_dim}, {self.action_dim} "
                              f"in {path!r}")
         self.arg = arg
+
+    @property
+    def spec(self):
+        """The recording env's robosim.EnvSpec (ValueError naming the file when the task
+        is not registered or a stored field is unknown or invalid). A file from before
+        EnvSpec gives the spec of its stored make() keywords."""
+        from robosim.envs.spec import EnvSpec
+
+        where = f"{self.arg} {self.path!r}"
+        try:
+            if "env_spec" in self.attrs:
+                return EnvSpec.from_dict({**self._stored_spec, "task_id": self.task_id}, arg=f"{where} env_spec")
+            kwargs = {k: v for k, v in self._stored_spec.items() if k not in ("task_id", "num_envs")}
+            return EnvSpec.from_kwargs(self.task_id, num_envs=self.num_envs, **kwargs)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where} does not describe an env this robosim can build: {err}") from None
 
     def __len__(self) -> int:
         return len(self.episode_names)

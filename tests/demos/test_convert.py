@@ -27,7 +27,7 @@ def test_converted_episodes_succeed_and_replay_exactly(converted, mode):
     report, path = converted[mode]
     assert report.success == [True, True, True] and report.to_mode == mode
     traj = TrajectoryFile(path, task_id="PickCube-v1")
-    assert traj.env_kwargs["control_mode"] == mode and len(traj) == 3
+    assert traj.spec.control_mode == mode and len(traj) == 3
     low, high = (-1.0, 1.0)
     for k in range(3):
         e = traj.episode(k)

@@ -37,7 +37,7 @@ def test_header_holds_the_full_configuration(demos):
     path, report = demos
     with h5py.File(path, "r") as f:
         config = json.loads(f.attrs["demos"])
-        env_kwargs = json.loads(f.attrs["env_kwargs"])
+        env_kwargs = json.loads(f.attrs["env_spec"])
     env = robosim.make("PickCube-v1", num_envs=1)
     try:
         spec = env.randomization.spec

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import robosim
+from robosim.envs import make_env
 from robosim.cli import main as robosim_main
 from robosim.demos.lerobot import export_lerobot, import_lerobot
 from robosim.record.replay import replay
@@ -85,7 +86,7 @@ def test_export_videos_hold_the_recorded_states(exported):
     frames = [np.frombuffer(f, np.uint8).reshape(128, 128, 3) for f in reader]
     assert meta["size"] == (128, 128) and len(frames) == sum(e.length for e in episodes)
     traj = TrajectoryFile(path)
-    env = robosim.make("PickCube-v1", num_envs=traj.num_envs, **{**traj.env_kwargs, "obs_mode": "rgb"})
+    env = make_env(traj.spec, num_envs=traj.num_envs, obs_mode="rgb")
     try:
         e = episodes[1]
         env.reset(seed=[e.seed], options={"env_idx": torch.tensor([e.env_index])})

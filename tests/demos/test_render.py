@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import robosim
+from robosim.envs import make_env
 from robosim.cli import main
 from robosim.demos import generate_demos
 from robosim.demos.render import render_demos
@@ -43,7 +44,7 @@ def test_adds_shaped_camera_obs_and_keeps_everything_else(demos, rendered):
 def test_frames_are_the_cameras_view_of_the_recorded_states(demos, rendered):
     traj = TrajectoryFile(demos[0])
     episode = traj.episode(1)
-    env = robosim.make("PickCube-v1", num_envs=2, sensor_configs=SENSORS, **traj.env_kwargs | {"obs_mode": "rgbd"})
+    env = make_env(traj.spec, num_envs=2, sensor_configs=SENSORS, obs_mode="rgbd")
     try:
         t = episode.length // 2
         env.set_state(torch.from_numpy(episode.states[t]).unsqueeze(0), env_idx=[episode.env_index])

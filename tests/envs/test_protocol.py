@@ -20,14 +20,14 @@ def test_base_env_header_rebuilds_the_same_env(tmp_path):
         json.dumps(header)   # JSON-able as it is
         assert header["task_id"] == "PushCube-v1" and header["num_envs"] == 2
         assert header["control_freq"] == 20 and header["action_dim"] == env.single_action_space.shape[0]
-        assert header["env_kwargs"]["seed"] == [5, 6]
-        assert header["env_kwargs"]["control_mode"] == "pd_joint_delta_pos"
+        assert header["env_spec"]["seed"] == [5, 6]
+        assert header["env_spec"]["control_mode"] == "pd_joint_delta_pos"
         env.reset(seed=[5, 6])
         state = env.get_state()
         assert header["state_dim"] == state.shape[1]
     finally:
         env.close()
-    again = robosim.make(header["task_id"], num_envs=header["num_envs"], **header["env_kwargs"])
+    again = robosim.make(robosim.EnvSpec.from_dict(header["env_spec"]))
     try:
         again.reset(seed=[5, 6])
         assert torch.equal(again.get_state(), state)

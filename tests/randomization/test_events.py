@@ -205,9 +205,9 @@ def test_recorded_randomized_episodes_replay_with_their_assets(tmp_path):
             env.step(torch.zeros(2, *env.single_action_space.shape))
     finally:
         env.close()
-    kwargs = TrajectoryFile(path).env_kwargs
-    assert kwargs["randomization"] == EVENTS and kwargs["seed"] == [21, 22]
-    rebuilt = robosim.make("PickObject-v1", num_envs=2, **{k: v for k, v in kwargs.items() if k != "obs_mode"})
+    spec = TrajectoryFile(path).spec
+    assert spec.randomization == EVENTS and spec.seed == [21, 22]
+    rebuilt = robosim.make(spec.replace(obs_mode="none"))
     try:
         assert torch.equal(rebuilt.task.rest_z, assets)      # the same objects are rebuilt
     finally:

@@ -42,7 +42,7 @@ def recorded(tmp_path_factory):
 def test_trajectory_file_holds_the_run(recorded):
     out, log = recorded
     traj = TrajectoryFile(str(out / "run.h5"), task_id="PickCube-v1")
-    assert traj.env_kwargs["control_mode"] == "pd_ee_delta_pose" and traj.attrs["num_envs"] == 2
+    assert traj.spec.control_mode == "pd_ee_delta_pose" and traj.attrs["num_envs"] == 2
     episodes = [traj.episode(k) for k in range(len(traj))]
     # env 1's first episode ended at its partial reset; the running ones were cut at close
     assert [(e.env_index, e.seed, e.length, e.complete) for e in episodes] == [
