@@ -80,14 +80,14 @@ class CubeToGoalMixin(GoalPointMixin):
         }
 
     def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         reach = (self.contact_pose(self.cube.pose()[:, :3]) - tcp).norm(dim=1)
         reward = 1 - torch.tanh(5 * reach)
         reward = reward + (1 - torch.tanh(5 * info["obj_to_goal_dist"])) * (reach < 0.02).float()
         return torch.where(info["success"], torch.zeros_like(reward), reward - 3.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         obj_pose = self.cube.pose()
         return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
 

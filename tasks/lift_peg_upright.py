@@ -26,8 +26,8 @@ import math
 import torch
 
 from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log
-from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
+from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import Box, RigidObject
 from robosim_tasks.common import identity_poses
 
@@ -39,6 +39,7 @@ TURN = -math.pi / 2     # scripted: first hand turn about env y (rad): the gripp
 STALL_STEPS = 24        # scripted: a turn still > 0.5 rad short by then is made the other way
 
 
+@register_task("LiftPegUpright-v1")
 class LiftPegUprightTask(Task):
     supported_robots = ("panda",)   # scripted >= 80% over 64 seeded episodes (xarm7: 53%)
     max_episode_steps = 150
@@ -70,19 +71,19 @@ class LiftPegUprightTask(Task):
             "success": upright & (height < HEIGHT_TOL),
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_peg_upright": upright,
-            "is_peg_grasped": is_grasped(self.robot, self.robot.view.qpos(), pos, PEG_HALF_WIDTH),
+            "is_peg_grasped": self.robot.is_between_jaws(pos, PEG_HALF_WIDTH),
             "peg_height_error": height,
         }
 
     def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         reach = 1 - torch.tanh(5 * (self.peg.pose()[:, :3] - tcp).norm(dim=1))
         reach = torch.where(info["is_peg_grasped"], torch.ones_like(reach), reach)
         reward = self.axis_up() + 1 - torch.tanh(5 * info["peg_height_error"]) + reach / 5
         return torch.where(info["success"], torch.zeros_like(reward), reward - 3.2)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         pose = self.peg.pose()
         return {
             "is_grasped": info["is_peg_grasped"].float().unsqueeze(1),
@@ -91,7 +92,7 @@ class LiftPegUprightTask(Task):
         }
 
     def solution_policy(self):
-        return LiftPegUprightPolicy(self.env)
+        return LiftPegUprightPolicy(self)
 
 
 class LiftPegUprightPolicy(PhasePolicy):
@@ -104,21 +105,21 @@ class LiftPegUprightPolicy(PhasePolicy):
 
     LIFT_Z = 0.25
 
-    def __init__(self, env):
-        super().__init__(env)
-        self.hold = torch.zeros(env.num_envs, 3, device=env.device)   # where the hand turns
-        self.held_rot = torch.eye(3, dtype=torch.float64, device=env.device).repeat(env.num_envs, 1, 1)
-        turn = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64, device=env.device)
-        angles = torch.tensor([TURN, -TURN], dtype=torch.float64, device=env.device)
+    def __init__(self, task):
+        super().__init__(task)
+        self.hold = torch.zeros(task.num_envs, 3, device=task.device)   # where the hand turns
+        self.held_rot = torch.eye(3, dtype=torch.float64, device=task.device).repeat(task.num_envs, 1, 1)
+        turn = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64, device=task.device)
+        angles = torch.tensor([TURN, -TURN], dtype=torch.float64, device=task.device)
         self.turns = axis_angle_matrix(turn, angles)                   # (2, 3, 3): first, other way
-        self.flipped = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.flipped = torch.zeros(task.num_envs, dtype=torch.bool, device=task.device)
 
     def act(self):
         phase = self.phase
-        tcp_pose = self.env.robot.tcp_pose(self.env.robot.view.qpos())
+        tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
         current = quat_to_matrix(tcp_pose[:, 3:].double())
-        peg = self.env.task.peg.pose()
+        peg = self.task.peg.pose()
         pos = peg[:, :3]
         up = pos.new_tensor([0.0, 0.0, 1.0])
         approach = grasp_rotation(quat_yaw(peg[:, 3:]))
@@ -159,4 +160,4 @@ class LiftPegUprightPolicy(PhasePolicy):
         nxt[(phase == 6) & (self.timer >= 5)] = 7
         nxt[(phase == 7) & (err < 0.01)] = 8
         gripper = torch.where(((phase >= 2) & (phase <= 5)) | (phase == 9), -1.0, 1.0)
-        return ee_action(self.env, target, rot, gripper), nxt
+        return ee_action(self.robot, target, rot, gripper), nxt

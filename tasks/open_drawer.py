@@ -114,7 +114,7 @@ class OpenDrawerTask(Task):
         }
 
     def solution_policy(self):
-        return OpenDrawerPolicy(self.env)
+        return OpenDrawerPolicy(self)
 
 
 class OpenDrawerPolicy(PhasePolicy):
@@ -127,8 +127,8 @@ class OpenDrawerPolicy(PhasePolicy):
     carrot = 0.03
 
     def act(self):
-        task = self.env.task
-        tcp = self.env.robot.tcp_pose()[:, :3]
+        task = self.task
+        tcp = self.robot.tcp_pose()[:, :3]
         grasp = task.handle_position()
         grasp[:, 2] += task.spec.handle["length"] / 2 - GRASP_BELOW_TOP
         out = task.open_direction()
@@ -143,4 +143,4 @@ class OpenDrawerPolicy(PhasePolicy):
         nxt[(phase == 0) & (err < 0.015)] = 1
         nxt[(phase == 1) & (err < 0.006)] = 2
         nxt[(phase == 2) & (self.timer >= 5)] = 3
-        return ee_action(self.env, target, rot, gripper.float()), nxt
+        return ee_action(self.robot, target, rot, gripper.float()), nxt

@@ -34,8 +34,8 @@ import torch
 
 from robosim.core.rotations import (axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_between,
                                     rotation_log, wrap_angle, yaw_quat)
-from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
+from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import Box, RigidObject
 
 CLEARANCE = 0.003
@@ -61,6 +61,7 @@ def peg_object(half_length: float, half_width: float) -> RigidObject:
                         Box(half, pose=(-half_length / 2, 0, 0, 1, 0, 0, 0), color=TAIL_COLOR)])
 
 
+@register_task("PegInsertionSide-v1")
 class PegInsertionSideTask(Task):
     supported_robots = ("panda",)   # scripted >= 80% over 64 seeded episodes (xarm7: 75%)
     max_episode_steps = 150
@@ -116,7 +117,7 @@ class PegInsertionSideTask(Task):
         head_h, centre_h = self.in_hole(head), self.in_hole(centre)
         lim = self.hole_radius
         inserted = (head_h[:, 0] >= -0.015) & (head_h[:, 1].abs() <= lim) & (head_h[:, 2].abs() <= lim)
-        grasped = is_grasped(self.robot, self.robot.view.qpos(), grasp, self.peg_half[:, 1])
+        grasped = self.robot.is_between_jaws(grasp, self.peg_half[:, 1])
         return {
             "success": inserted,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
@@ -127,7 +128,7 @@ class PegInsertionSideTask(Task):
         }
 
     def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         grasp = self.peg_points()[2]
         grasped = info["is_peg_grasped"].float()
         dh, dc = info["peg_head_axis_dist"], info["peg_centre_axis_dist"]
@@ -138,7 +139,7 @@ class PegInsertionSideTask(Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 11.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         pose = self.peg.pose()
         hole_pos, _ = self.hole_frame()
         return {
@@ -151,7 +152,7 @@ class PegInsertionSideTask(Task):
         }
 
     def solution_policy(self):
-        return PegInsertionSidePolicy(self.env)
+        return PegInsertionSidePolicy(self)
 
 
 def const(values, rng) -> torch.Tensor:
@@ -171,14 +172,14 @@ class PegInsertionSidePolicy(PhasePolicy):
     STANDOFF = 0.04
     PUSH_STEP = 0.006    # m per control step while pushing in
 
-    def __init__(self, env):
-        super().__init__(env)
-        self.bias = torch.zeros(env.num_envs, 3, device=env.device)   # integral of the peg's offset
+    def __init__(self, task):
+        super().__init__(task)
+        self.bias = torch.zeros(task.num_envs, 3, device=task.device)   # integral of the peg's offset
 
     def act(self):
-        task = self.env.task
+        task = self.task
         phase = self.phase
-        tcp_pose = self.env.robot.tcp_pose(self.env.robot.view.qpos())
+        tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
         current = quat_to_matrix(tcp_pose[:, 3:].double())
         centre, head, grasp = task.peg_points()
@@ -221,4 +222,4 @@ class PegInsertionSidePolicy(PhasePolicy):
         nxt[(phase == 3) & (err < 0.02)] = 4
         nxt[(phase == 4) & (err < 0.01) & on_axis] = 5
         gripper = torch.where(phase >= 2, -1.0, 1.0)
-        return ee_action(self.env, target, rot, gripper), nxt
+        return ee_action(self.robot, target, rot, gripper), nxt

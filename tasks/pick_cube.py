@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PickAndPlacePolicy, is_grasped
+from robosim.envs.solutions import PickAndPlacePolicy
 from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
 
 CUBE_HALF = 0.02
@@ -51,20 +51,19 @@ class PickCubeTask(GoalPointMixin, Task):
         self.set_goal(torch.cat([goal_xy, goal_z], dim=1), env_idx)
 
     def evaluate(self):
-        qpos, qvel = self.robot.view.qpos(copy=False), self.robot.view.qvel(copy=False)   # only read here
         tcp = self.robot.tcp_pose(copy=False)[:, :3]   # only read here
         obj_pos = self.cube.pose()[:, :3]
         obj_to_goal = torch.linalg.vector_norm(self.goal_pos - obj_pos, dim=1)
         placed = obj_to_goal <= GOAL_THRESHOLD
-        arm_speed = torch.linalg.vector_norm(qvel[:, :self.robot.arm_dof], dim=1)
-        static = arm_speed < 0.2
+        arm_speed = self.robot.arm_speed()
+        static = arm_speed < 0.2   # robot.is_static(0.2), with the speed kept for the reward
         tcp_to_obj = torch.linalg.vector_norm(obj_pos - tcp, dim=1)
         return {
             "success": placed & static,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_obj_placed": placed,
             "is_robot_static": static,
-            "is_grasped": is_grasped(self.robot, qpos, obj_pos, self.cube_half_size, tcp_to_obj),
+            "is_grasped": self.robot.is_between_jaws(obj_pos, self.cube_half_size, tcp_to_obj),
             "obj_to_goal_dist": obj_to_goal,
             "tcp_to_obj_dist": tcp_to_obj,
             "arm_speed": arm_speed,        # |arm qvel|, rad/s
@@ -91,14 +90,14 @@ class PickCubeTask(GoalPointMixin, Task):
         }
 
     def solution_policy(self):
-        return PickCubePolicy(self.env)
+        return PickCubePolicy(self)
 
 
 class PickCubePolicy(PickAndPlacePolicy):
     """Grasp from above, carry to the goal and hold still."""
 
     def cube(self):
-        return self.env.task.cube
+        return self.task.cube
 
     def place_target(self):
-        return self.env.task.goal_pos
+        return self.task.goal_pos

@@ -123,17 +123,17 @@ class PickObjectTask(Task):
         self._start_z[env_idx] = state[:, 0].to(self.device)
 
     def solution_policy(self):
-        return PickObjectPolicy(self.env)
+        return PickObjectPolicy(self)
 
 
 class PickObjectPolicy(PickAndPlacePolicy):
     """Grasp the active object from above at its centre and lift it straight up."""
 
     def cube(self):
-        return self.env.task.obj
+        return self.task.obj
 
     def place_target(self):
-        task = self.env.task
+        task = self.task
         target = task.obj.pose()[:, :3].clone()
         target[:, 2] = task._start_z + task.lift_height + 0.04
         return target

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import torch
 
-from robosim.envs import Task
-from robosim.envs.solutions import PickAndPlacePolicy, is_grasped
+from robosim.envs import Task, register_task
+from robosim.envs.solutions import PickAndPlacePolicy
 from robosim.sim import Box, RigidObject, Sphere
 from robosim_tasks.common import identity_poses
 
@@ -54,6 +54,7 @@ def bin_shapes(color) -> list[Box]:
             Box(along_x, pose=(0.0, -d, z), color=color), Box(along_x, pose=(0.0, d, z), color=color)]
 
 
+@register_task("PlaceSphere-v1")
 class PlaceSphereTask(Task):
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
     max_episode_steps = 50
@@ -82,25 +83,24 @@ class PlaceSphereTask(Task):
         return self.bin.pose()[:, :3] + self.bin.pose().new_tensor([0.0, 0.0, FLOOR_TOP + RADIUS])
 
     def evaluate(self):
-        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
         obj_pos = self.sphere.pose()[:, :3]
         offset = obj_pos - self.bin.pose()[:, :3]
         on_bin = (offset[:, :2].norm(dim=1) <= 0.005) & ((offset[:, 2] - RADIUS - FLOOR_TOP).abs() <= 0.005)
         vel = self.sphere.velocity()
         static = (vel[:, :3].norm(dim=1) < 1e-2) & (vel[:, 3:].norm(dim=1) < 0.5)
-        grasped = is_grasped(self.robot, qpos, obj_pos, RADIUS)
+        grasped = self.robot.is_between_jaws(obj_pos, RADIUS)
         return {
             "success": on_bin & static & ~grasped,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_obj_grasped": grasped,
             "is_obj_on_bin": on_bin,
             "is_obj_static": static,
-            "is_robot_static": qvel[:, :self.robot.arm_dof].norm(dim=1) < 0.2,
+            "is_robot_static": self.robot.is_static(0.2),
         }
 
     def dense_reward(self, info):
-        qpos = self.robot.view.qpos()
-        tcp = self.robot.tcp_pose(qpos)[:, :3]
+        qpos = self.robot.qpos
+        tcp = self.robot.tcp_pose()[:, :3]
         obj_pos = self.sphere.pose()[:, :3]
         grasped = info["is_obj_grasped"]
         reward = 2 * (1 - torch.tanh(5 * (tcp - obj_pos).norm(dim=1)))
@@ -115,7 +115,7 @@ class PlaceSphereTask(Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 13.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         obj_pose = self.sphere.pose()
         return {
             "is_grasped": info["is_obj_grasped"].float().unsqueeze(1),
@@ -126,7 +126,7 @@ class PlaceSphereTask(Task):
         }
 
     def solution_policy(self):
-        return PlaceSpherePolicy(self.env)
+        return PlaceSpherePolicy(self)
 
 
 class PlaceSpherePolicy(PickAndPlacePolicy):
@@ -136,10 +136,10 @@ class PlaceSpherePolicy(PickAndPlacePolicy):
     release = True
 
     def cube(self):
-        return self.env.task.sphere
+        return self.task.sphere
 
     def place_target(self):
-        task = self.env.task
+        task = self.task
         top = task.bin_top()
         far = (task.sphere.pose()[:, :2] - top[:, :2]).norm(dim=1) > 0.01
         height = torch.where(far, 0.05, 0.003)

@@ -36,8 +36,8 @@ import math
 import torch
 
 from robosim.core.rotations import quat_to_matrix, quat_yaw, yaw_quat
-from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
+from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import Box, RigidObject
 from robosim_tasks.common import GoalPointMixin, build_cube
 
@@ -50,6 +50,7 @@ CUBE_BEYOND_PEG = PEG_HALF_LENGTH + 0.1     # cube x - peg centre x at the start
 GOAL_BEYOND_CUBE = 0.05 + GOAL_RADIUS       # goal x - cube x (m)
 
 
+@register_task("PokeCube-v1")
 class PokeCubeTask(GoalPointMixin, Task):
     supported_robots = ("panda",)   # scripted >= 80% (docstring); xarm7 reaches only 50%
     max_episode_steps = 80
@@ -89,8 +90,7 @@ class PokeCubeTask(GoalPointMixin, Task):
         return self.peg.pose()[:, :3] + PEG_HALF_LENGTH * self.peg_axis()
 
     def evaluate(self):
-        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
-        tcp = self.robot.tcp_pose(qpos)[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         peg_pose, cube_pose = self.peg.pose(), self.cube.pose()
         axis = self.peg_axis()
         # the point of the peg's axis nearest the tcp: what the fingers would hold
@@ -100,33 +100,32 @@ class PokeCubeTask(GoalPointMixin, Task):
         angle_diff = (torch.remainder(yaw_diff + math.pi / 4, math.pi / 2) - math.pi / 4).abs()
         head_to_cube = (self.peg_head()[:, :2] - cube_pose[:, :2]).norm(dim=1)
         placed = (cube_pose[:, :2] - self.goal_pos[:, :2]).norm(dim=1) < GOAL_RADIUS
-        static = qvel[:, :self.robot.arm_dof].norm(dim=1) < 0.2
+        static = self.robot.is_static(0.2)
         return {
             "success": placed & static,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_cube_placed": placed,
             "is_robot_static": static,
-            "is_peg_grasped": is_grasped(self.robot, qpos, held_point, PEG_HALF_WIDTH),
+            "is_peg_grasped": self.robot.is_between_jaws(held_point, PEG_HALF_WIDTH),
             "is_peg_cube_fit": (angle_diff < 0.05) & (head_to_cube <= CUBE_HALF + 0.005),
             "angle_diff": angle_diff,
             "head_to_cube_dist": head_to_cube,
         }
 
     def dense_reward(self, info):
-        qpos, qvel = self.robot.view.qpos(), self.robot.view.qvel()
-        tcp = self.robot.tcp_pose(qpos)[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         cube_pos = self.cube.pose()[:, :3]
         reward = 2 * (1 - torch.tanh(5 * (tcp - self.peg.pose()[:, :3]).norm(dim=1)))
         grasped, fit = info["is_peg_grasped"], info["is_peg_grasped"] & info["is_peg_cube_fit"]
         staged = 4 + (1 - torch.tanh(5 * info["head_to_cube_dist"])) + (1 - torch.tanh(5 * info["angle_diff"]))
         reward = torch.where(grasped, staged, reward)
         reward = torch.where(fit, 7 + (1 - torch.tanh(5 * (self.goal_pos - cube_pos).norm(dim=1))), reward)
-        static = 1 - torch.tanh(5 * qvel[:, :self.robot.arm_dof].norm(dim=1))
+        static = 1 - torch.tanh(5 * self.robot.arm_speed())
         reward = reward + static * info["is_cube_placed"].float()
         return torch.where(info["success"], torch.zeros_like(reward), reward - 10.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         peg_pose, cube_pose = self.peg.pose(), self.cube.pose()
         return {
             "goal_pos": self.goal_pos.clone(),
@@ -139,7 +138,7 @@ class PokeCubeTask(GoalPointMixin, Task):
         }
 
     def solution_policy(self):
-        return PokeCubePolicy(self.env)
+        return PokeCubePolicy(self)
 
 
 class PokeCubePolicy(PhasePolicy):
@@ -149,8 +148,8 @@ class PokeCubePolicy(PhasePolicy):
     carry_z = PEG_HALF_WIDTH + 0.005    # peg centre height while carried (m)
 
     def act(self):
-        task = self.env.task
-        tcp = self.tcp_position()
+        task = self.task
+        tcp = self.robot.tcp_pose()[:, :3]
         peg_pos = task.peg.pose()[:, :3]
         cube_pos = task.cube.pose()[:, :3]
         head = task.peg_head()
@@ -172,5 +171,5 @@ class PokeCubePolicy(PhasePolicy):
         nxt[(phase == 2) & (self.timer >= 6)] = 3
         nxt[(phase == 3) & (err < 0.01)] = 4
         gripper = torch.where(phase >= 2, -1.0, 1.0)
-        rot = grasp_rotation(peg_pos.new_zeros(self.env.num_envs))
-        return ee_action(self.env, target, rot, gripper), nxt
+        rot = grasp_rotation(peg_pos.new_zeros(self.ctx.num_envs))
+        return ee_action(self.robot, target, rot, gripper), nxt

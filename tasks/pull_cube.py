@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from robosim.envs import Task
+from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim_tasks.common import CubeToGoalMixin, build_cube, place_on_ground
 
@@ -33,6 +33,7 @@ PULL_DISTANCE = 0.1 + GOAL_RADIUS
 PULL_OFFSET = 0.03     # the pull pose: this far beyond the cube's +x face (m)
 
 
+@register_task("PullCube-v1")
 class PullCubeTask(CubeToGoalMixin, Task):
     goal_radius = GOAL_RADIUS
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
@@ -58,16 +59,16 @@ class PullCubeTask(CubeToGoalMixin, Task):
         return obj_pos + obj_pos.new_tensor([CUBE_HALF + PULL_OFFSET, 0.0, 0.0])
 
     def solution_policy(self):
-        return PullCubePolicy(self.env)
+        return PullCubePolicy(self)
 
 
 class PullCubePolicy(PhasePolicy):
     """Above the pull pose, down to cube height with the gripper closed, drag along -x."""
 
     def act(self):
-        task = self.env.task
+        task = self.task
         obj_pos = task.cube.pose()[:, :3]
-        tcp = self.tcp_position()
+        tcp = self.robot.tcp_pose()[:, :3]
         phase = self.phase
         low = task.contact_pose(obj_pos)
         low[:, 2] = CUBE_HALF
@@ -81,5 +82,5 @@ class PullCubePolicy(PhasePolicy):
         nxt = phase.clone()
         nxt[(phase == 0) & (err < 0.015)] = 1
         nxt[(phase == 1) & (err < 0.01)] = 2
-        rot = grasp_rotation(obj_pos.new_zeros(self.env.num_envs))
-        return ee_action(self.env, target, rot, -obj_pos.new_ones(self.env.num_envs)), nxt
+        rot = grasp_rotation(obj_pos.new_zeros(self.ctx.num_envs))
+        return ee_action(self.robot, target, rot, -obj_pos.new_ones(self.ctx.num_envs)), nxt

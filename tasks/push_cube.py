@@ -47,16 +47,16 @@ class PushCubeTask(CubeToGoalMixin, Task):
         return obj_pos + obj_pos.new_tensor([-CUBE_HALF - 0.005, 0.0, 0.0])
 
     def solution_policy(self):
-        return PushCubePolicy(self.env)
+        return PushCubePolicy(self)
 
 
 class PushCubePolicy(PhasePolicy):
     """Go above the point behind the cube, lower the closed gripper, push along +x."""
 
     def act(self):
-        task = self.env.task
+        task = self.task
         obj_pos = task.cube.pose()[:, :3]
-        tcp = self.tcp_position()
+        tcp = self.robot.tcp_pose()[:, :3]
         phase = self.phase
         behind = obj_pos + obj_pos.new_tensor([-CUBE_HALF - 0.03, 0.0, 0.0])
         above = behind + obj_pos.new_tensor([0.0, 0.0, 0.08])
@@ -71,5 +71,5 @@ class PushCubePolicy(PhasePolicy):
         nxt = phase.clone()
         nxt[(phase == 0) & (err < 0.015)] = 1
         nxt[(phase == 1) & (err < 0.01)] = 2
-        rot = grasp_rotation(obj_pos.new_zeros(self.env.num_envs))
-        return ee_action(self.env, target, rot, -obj_pos.new_ones(self.env.num_envs)), nxt
+        rot = grasp_rotation(obj_pos.new_zeros(self.ctx.num_envs))
+        return ee_action(self.robot, target, rot, -obj_pos.new_ones(self.ctx.num_envs)), nxt

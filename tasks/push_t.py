@@ -141,7 +141,7 @@ class PushTTask(Task):
         return {"tee_pose": pose, "goal_pose": goal_pose, "tcp_to_tee_pos": pose[:, :3] - tcp}
 
     def solution_policy(self):
-        return PushTPolicy(self.env)
+        return PushTPolicy(self)
 
 
 class PushTPolicy(PhasePolicy):
@@ -156,13 +156,13 @@ class PushTPolicy(PhasePolicy):
     max_side = 0.04        # m
     carrot = 0.015         # m ahead of the tcp while pushing
 
-    def __init__(self, env):
-        super().__init__(env)
-        n = env.num_envs
-        self.start = torch.zeros(n, 3, device=env.device)
-        self.direction = torch.zeros(n, 2, device=env.device)
-        self.goal_along = torch.zeros(n, device=env.device)
-        self.turning = torch.zeros(n, dtype=torch.bool, device=env.device)
+    def __init__(self, task):
+        super().__init__(task)
+        n = task.num_envs
+        self.start = torch.zeros(n, 3, device=task.device)
+        self.direction = torch.zeros(n, 2, device=task.device)
+        self.goal_along = torch.zeros(n, device=task.device)
+        self.turning = torch.zeros(n, dtype=torch.bool, device=task.device)
 
     def _plan(self, rows: torch.Tensor) -> None:
         """Fix the push line of a new segment for the envs in the bool mask rows (N,).
@@ -170,7 +170,7 @@ class PushTPolicy(PhasePolicy):
         Far from the goal: push the centre toward the goal, shifted sideways by the yaw
         error. Near it (< 1.5 cm) with the yaw off: push one end of the bar across it,
         the end whose approach point is nearer the robot (x smaller)."""
-        task = self.env.task
+        task = self.task
         pose = task.tee.pose()
         com, goal = pose[:, :2], task.goal[:, :2]
         yaw = quat_yaw(pose[:, 3:])
@@ -208,8 +208,8 @@ class PushTPolicy(PhasePolicy):
         self.goal_along[rows] = along[rows]
 
     def act(self):
-        task = self.env.task
-        tcp = self.tcp_position()
+        task = self.task
+        tcp = self.robot.tcp_pose()[:, :3]
         phase = self.phase
         fresh = (phase == 0) & (self.timer == 0)
         if fresh.any():
@@ -241,7 +241,7 @@ class PushTPolicy(PhasePolicy):
         nxt[(phase == 1) & (err < 0.008)] = 2
         nxt[(phase == 2) & (passed | (self.timer >= 30))] = 3
         nxt[(phase == 3) & (err < 0.02)] = 0
-        return ee_action(self.env, target, across(d), -tcp.new_ones(len(tcp))), nxt
+        return ee_action(self.robot, target, across(d), -tcp.new_ones(len(tcp))), nxt
 
 
 def across(direction: torch.Tensor) -> torch.Tensor:

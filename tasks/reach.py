@@ -38,7 +38,7 @@ class ReachTask(GoalPointMixin, Task):
         self.set_goal(low + (high - low) * rng.uniform(0.0, 1.0, (3,)), env_idx)
 
     def achieved_goal(self):
-        return self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        return self.robot.tcp_pose()[:, :3]
 
     def desired_goal(self):
         return self.goal_pos.clone()
@@ -60,21 +60,21 @@ class ReachTask(GoalPointMixin, Task):
         is_numpy = isinstance(achieved_goal, np.ndarray)
         a, d = torch.as_tensor(achieved_goal), torch.as_tensor(desired_goal)
         distance = (a - d).norm(dim=-1)
-        if self.env.reward_mode == "sparse":
+        if self.ctx.reward_mode == "sparse":
             reward = (distance < DISTANCE_THRESHOLD).to(torch.float32) - 1.0
-        elif self.env.reward_mode == "none":
+        elif self.ctx.reward_mode == "none":
             reward = torch.zeros_like(distance)
         else:
             reward = torch.where(distance < DISTANCE_THRESHOLD, 0.0, -torch.tanh(5 * distance))
         return reward.numpy() if is_numpy else reward
 
     def solution_policy(self):
-        return ReachPolicy(self.env)
+        return ReachPolicy(self)
 
 
 class ReachPolicy(PhasePolicy):
     """Straight line to the goal, gripper open."""
 
     def act(self):
-        goal = self.env.task.goal_pos
-        return ee_action(self.env, goal, None, goal.new_ones(self.env.num_envs)), self.phase
+        goal = self.task.goal_pos
+        return ee_action(self.robot, goal, None, goal.new_ones(self.ctx.num_envs)), self.phase

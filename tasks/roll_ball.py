@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import torch
 
-from robosim.envs import Task
+from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import Box, RigidObject, Sphere
 from robosim_tasks.common import build_goal_marker, identity_poses
@@ -42,6 +42,7 @@ HIT_OFFSET = 0.05          # the hit pose: this far behind the ball's surface (m
 FENCE = 1.6                # fence half side around the env origin (m)
 
 
+@register_task("RollBall-v1")
 class RollBallTask(Task):
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
     max_episode_steps = 80
@@ -93,7 +94,7 @@ class RollBallTask(Task):
         return self.ball.pose()[:, :3] - (BALL_RADIUS + HIT_OFFSET) * self.goal_direction()
 
     def evaluate(self):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         hit_dist = (self.hit_pose() - tcp).norm(dim=1)
         self.reached |= hit_dist < 0.04      # latch (task state); idempotent per physics state
         goal_dist = (self.ball.pose()[:, :2] - self.goal_pos[:, :2]).norm(dim=1)
@@ -112,7 +113,7 @@ class RollBallTask(Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 30.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         ball_pose = self.ball.pose()
         return {
             "goal_pos": self.goal_pos.clone(),
@@ -123,7 +124,7 @@ class RollBallTask(Task):
         }
 
     def solution_policy(self):
-        return RollBallPolicy(self.env)
+        return RollBallPolicy(self)
 
 
 class RollBallPolicy(PhasePolicy):
@@ -133,14 +134,14 @@ class RollBallPolicy(PhasePolicy):
     wind_up = 0.08     # m behind the ball's surface to start the sweep from
     sweep = 0.3        # m the sweep's end lies beyond its start
 
-    def __init__(self, env):
-        super().__init__(env)
-        self.aim = torch.zeros(env.num_envs, 3, device=env.device)
-        self.start = torch.zeros(env.num_envs, 3, device=env.device)
+    def __init__(self, task):
+        super().__init__(task)
+        self.aim = torch.zeros(task.num_envs, 3, device=task.device)
+        self.start = torch.zeros(task.num_envs, 3, device=task.device)
 
     def act(self):
-        task = self.env.task
-        tcp = self.tcp_position()
+        task = self.task
+        tcp = self.robot.tcp_pose()[:, :3]
         ball = task.ball.pose()[:, :3]
         phase = self.phase
         # aim from the ball's current position until the sweep starts, then hold the
@@ -163,4 +164,4 @@ class RollBallPolicy(PhasePolicy):
         nxt[(phase == 1) & (err < 0.008)] = 2
         yaw = torch.atan2(self.aim[:, 1], self.aim[:, 0])     # fingers across the aim line
         rot = grasp_rotation(yaw)
-        return ee_action(self.env, target, rot, -torch.ones_like(yaw)), nxt
+        return ee_action(self.robot, target, rot, -torch.ones_like(yaw)), nxt

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PickAndPlacePolicy, is_grasped
+from robosim.envs.solutions import PickAndPlacePolicy
 from robosim_tasks.common import build_cube, place_on_ground
 
 CUBE_HALF = 0.02
@@ -49,13 +49,12 @@ class StackCubeTask(Task):
             cube.set_velocity(zeros, env_idx)
 
     def evaluate(self):
-        qpos = self.robot.view.qpos()
         pos_a, pos_b = self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3]
         offset = pos_a - pos_b
         on_b = (offset[:, :2].norm(dim=1) <= 0.033) & ((offset[:, 2] - 2 * CUBE_HALF).abs() <= 0.005)
         vel = self.cube_a.velocity()
         static = (vel[:, :3].norm(dim=1) < 1e-2) & (vel[:, 3:].norm(dim=1) < 0.5)
-        grasped = is_grasped(self.robot, qpos, pos_a, CUBE_HALF)
+        grasped = self.robot.is_between_jaws(pos_a, CUBE_HALF)
         return {
             "success": on_b & static & ~grasped,
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
@@ -65,14 +64,13 @@ class StackCubeTask(Task):
         }
 
     def dense_reward(self, info):
-        qpos = self.robot.view.qpos()
-        tcp = self.robot.tcp_pose(qpos)[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         pos_a, pos_b = self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3]
         grasped = info["is_cube_a_grasped"]
         place = pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
         carry = 1 - torch.tanh(5 * (pos_a - tcp).norm(dim=1)) + grasped.float()
         carry = carry + 2 * (1 - torch.tanh(5 * (pos_a - place).norm(dim=1))) * grasped.float()
-        opening = (self.robot.gripper_width(qpos) / self.robot.spec.gripper.width_open).clamp(0, 1)
+        opening = (self.robot.gripper_width(self.robot.qpos) / self.robot.spec.gripper.width_open).clamp(0, 1)
         letting_go = torch.where(grasped, opening, torch.ones_like(opening))
         vel = self.cube_a.velocity()
         still = 1 - torch.tanh(10 * vel[:, :3].norm(dim=1) + vel[:, 3:].norm(dim=1))
@@ -80,7 +78,7 @@ class StackCubeTask(Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 6.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         pose_a, pose_b = self.cube_a.pose(), self.cube_b.pose()
         return {
             "is_grasped": info["is_cube_a_grasped"].float().unsqueeze(1),
@@ -91,7 +89,7 @@ class StackCubeTask(Task):
         }
 
     def solution_policy(self):
-        return StackCubePolicy(self.env)
+        return StackCubePolicy(self)
 
 
 class StackCubePolicy(PickAndPlacePolicy):
@@ -100,8 +98,8 @@ class StackCubePolicy(PickAndPlacePolicy):
     release = True
 
     def cube(self):
-        return self.env.task.cube_a
+        return self.task.cube_a
 
     def place_target(self):
-        pos_b = self.env.task.cube_b.pose()[:, :3]
+        pos_b = self.task.cube_b.pose()[:, :3]
         return pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF + 0.002])

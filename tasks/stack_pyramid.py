@@ -26,8 +26,8 @@ import math
 import torch
 
 from robosim.core.rotations import quat_to_matrix, quat_yaw
-from robosim.envs import Task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, is_grasped
+from robosim.envs import Task, register_task
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim_tasks.common import build_cube, place_on_ground
 
 CUBE_HALF = 0.02
@@ -36,6 +36,7 @@ MIN_SEPARATION = 0.08
 SIDE_GAP = 0.052        # A-B centre distance the reward and the scripted placement aim for (m)
 
 
+@register_task("StackPyramid-v1")
 class StackPyramidTask(Task):
     supported_robots = ("panda", "xarm7")   # scripted >= 80% over 64 seeded episodes
     max_episode_steps = 160
@@ -75,7 +76,6 @@ class StackPyramidTask(Task):
         return clash
 
     def evaluate(self):
-        qpos = self.robot.view.qpos()
         pos_a, pos_b, pos_c = (c.pose()[:, :3] for c in (self.cube_a, self.cube_b, self.cube_c))
         a_next_to_b = (pos_a - pos_b)[:, :2].norm(dim=1) <= NEXT_TO
         c_on_top = torch.ones_like(a_next_to_b)
@@ -83,8 +83,8 @@ class StackPyramidTask(Task):
             offset = pos_c - below
             c_on_top &= (offset[:, :2].norm(dim=1) <= NEXT_TO) & (offset[:, 2].abs() > CUBE_HALF)
         static_a, static_c = (self._static(c) for c in (self.cube_a, self.cube_c))
-        grasped_a = is_grasped(self.robot, qpos, pos_a, CUBE_HALF)
-        grasped_c = is_grasped(self.robot, qpos, pos_c, CUBE_HALF)
+        grasped_a = self.robot.is_between_jaws(pos_a, CUBE_HALF)
+        grasped_c = self.robot.is_between_jaws(pos_c, CUBE_HALF)
         a_placed = a_next_to_b & ((pos_a[:, 2] - pos_b[:, 2]).abs() < 0.005) & static_a & ~grasped_a
         return {
             "success": a_next_to_b & c_on_top & static_a & static_c & ~grasped_a & ~grasped_c,
@@ -107,7 +107,7 @@ class StackPyramidTask(Task):
         return mid + mid.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
 
     def dense_reward(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         pos_a, pos_b, pos_c = (c.pose()[:, :3] for c in (self.cube_a, self.cube_b, self.cube_c))
         grasped_a, grasped_c = info["is_cube_a_grasped"].float(), info["is_cube_c_grasped"].float()
         placed = info["is_cube_a_placed"]
@@ -122,7 +122,7 @@ class StackPyramidTask(Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 10.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         pose_a, pose_b, pose_c = (c.pose() for c in (self.cube_a, self.cube_b, self.cube_c))
         return {
             "cube_a_pose": pose_a,
@@ -137,7 +137,7 @@ class StackPyramidTask(Task):
         }
 
     def solution_policy(self):
-        return StackPyramidPolicy(self.env)
+        return StackPyramidPolicy(self)
 
 
 class TwoPickPlacePolicy(PhasePolicy):
@@ -156,7 +156,7 @@ class TwoPickPlacePolicy(PhasePolicy):
         raise NotImplementedError
 
     def act(self):
-        tcp_pose = self.env.robot.tcp_pose(self.env.robot.view.qpos())
+        tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
         n = len(tcp)
         target = tcp.clone()
@@ -187,7 +187,7 @@ class TwoPickPlacePolicy(PhasePolicy):
                 done = here & ((err < eps) if eps is not None else (self.timer >= (5 if j == 2 else 4)))
                 nxt[done] = self.phase[done] + 1
             gripper[mine & (local >= 2) & (local <= 5)] = -1.0
-        return ee_action(self.env, target, rot, gripper), nxt
+        return ee_action(self.robot, target, rot, gripper), nxt
 
 
 class StackPyramidPolicy(TwoPickPlacePolicy):
@@ -195,15 +195,15 @@ class StackPyramidPolicy(TwoPickPlacePolicy):
     misses B), on the side clear of C and nearest the workspace centre (chosen while A is
     being picked, then held); C onto the apex."""
 
-    def __init__(self, env):
-        super().__init__(env)
-        self.spot = torch.zeros(env.num_envs, 3, device=env.device)
+    def __init__(self, task):
+        super().__init__(task)
+        self.spot = torch.zeros(task.num_envs, 3, device=task.device)
 
     def pick(self, k):
-        return (self.env.task.cube_a, self.env.task.cube_c)[k]
+        return (self.task.cube_a, self.task.cube_c)[k]
 
     def place(self, k):
-        task = self.env.task
+        task = self.task
         if k == 1:
             return task.apex() + task.apex().new_tensor([0.0, 0.0, 0.003])
         pos_b, pos_c = task.cube_b.pose()[:, :3], task.cube_c.pose()[:, :3]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import torch
 
-from robosim.envs import Task
+from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import ArticulationView
 from robosim.sim.objects import ArticulationModel, Box, Joint, Link
@@ -65,6 +65,7 @@ def knob_model(height: float, lever: float) -> ArticulationModel:
     ], pose=(KNOB_X, 0.0, 0.0), fix_root=True)
 
 
+@register_task("TurnKnob-v1")
 class TurnKnobTask(Task):
     max_episode_steps = 100
     max_dense_reward = 3.0
@@ -147,7 +148,7 @@ class TurnKnobTask(Task):
         self.target[env_idx] = state[:, 0].to(self.target)
 
     def solution_policy(self):
-        return TurnKnobPolicy(self.env)
+        return TurnKnobPolicy(self)
 
 
 class TurnKnobPolicy(PhasePolicy):
@@ -162,8 +163,8 @@ class TurnKnobPolicy(PhasePolicy):
     above = 0.06        # m
 
     def act(self):
-        task = self.env.task
-        tcp = self.env.robot.tcp_pose()[:, :3]
+        task = self.task
+        tcp = self.robot.tcp_pose()[:, :3]
         q = task.angle()
         radius = task.lever - 0.015
         phase = self.phase
@@ -178,4 +179,4 @@ class TurnKnobPolicy(PhasePolicy):
         nxt[(phase == 1) & (err < 0.008)] = 2
         rot = grasp_rotation(torch.zeros_like(q))
         gripper = torch.full_like(q, -1.0)
-        return ee_action(self.env, target, rot, gripper), nxt
+        return ee_action(self.robot, target, rot, gripper), nxt

@@ -144,6 +144,54 @@ class Robot:
             self.view.set_drive_targets(torch.cat([arm, self.gripper.targets(action[:, -1:])], dim=1))
 
     # -- readouts -----------------------------------------------------------------------
+    # Every readout comes from reads kept per ReadCache version of the scene: the version
+    # moves on every physics step and every state write, so a readout is never stale and
+    # a step's evaluate, reward and obs share one read.
+    @property
+    def qpos(self) -> torch.Tensor:
+        """float32 (N, dof) joint positions (arm rad, then gripper), a copy (yours to modify)."""
+        return self.view.qpos()
+
+    @property
+    def qvel(self) -> torch.Tensor:
+        """float32 (N, dof) joint velocities (rad/s, m/s), a copy (yours to modify)."""
+        return self.view.qvel()
+
+    def arm_speed(self) -> torch.Tensor:
+        """float32 (N,) Euclidean norm of the arm joints' velocities, rad/s (gripper left out)."""
+        return torch.linalg.vector_norm(self.view.qvel(copy=False)[:, :self.arm_dof], dim=1)
+
+    def is_static(self, threshold: float = 0.2) -> torch.Tensor:
+        """bool (N,): arm_speed() < threshold (rad/s). (ManiSkill3's is_static compares
+        the largest |arm joint velocity| instead of the norm.)"""
+        return self.arm_speed() < threshold
+
+    def is_between_jaws(self, obj_pos: torch.Tensor, half_width: float | torch.Tensor,
+                        tcp_to_obj: torch.Tensor | None = None) -> torch.Tensor:
+        """bool (N,): geometric grasp test, any backend (no contact query): the tcp is
+        within 2 cm of the object's centre obj_pos (N, 3) (env frame, m) and the jaw gap
+        is within [2 * half_width - 1 cm, 2 * half_width + 0.6 cm], for an object of half
+        width `half_width` (m; a float or (N,)) across the jaws. `tcp_to_obj`: the (N,)
+        distance |obj_pos - tcp| (m) when the caller has it already."""
+        if tcp_to_obj is None:
+            tcp_to_obj = torch.linalg.vector_norm(obj_pos - self.tcp_pose(copy=False)[:, :3], dim=1)
+        width = self.gripper_width(self.view.qpos(copy=False))
+        return (tcp_to_obj < 0.02) & (width > 2 * half_width - 0.01) & (width < 2 * half_width + 0.006)
+
+    def is_grasping(self, obj, min_force: float = 0.5, min_angle_deg: float = 90.0) -> torch.Tensor:
+        """bool (N,): contact grasp test (ManiSkill3's agents' rule, with the jaws' forces
+        compared with each other instead of with per-robot closing axes): the contact
+        force of each of the spec's two `gripper.pad_links` on `obj` (an ActorView or
+        (ArticulationView, link name)) is at least `min_force` N, and the two forces are
+        at least `min_angle_deg` degrees apart (they squeeze). Forces are those of the
+        last physics substep (robosim.sim.contacts). physx_cpu only
+        (NotImplementedError on physx_cuda); ValueError for a robot without two pad links."""
+        grip = self.spec.gripper
+        if grip is None or len(grip.pad_links) != 2:
+            raise ValueError(f"robot {self.spec.name!r} must declare two RobotSpec.gripper.pad_links (its jaws) "
+                             f"for is_grasping, got {None if grip is None else grip.pad_links!r}")
+        return self.sim.contacts.is_grasping(obj, self.view, grip.pad_links, min_force, min_angle_deg)
+
     def tcp_pose(self, qpos: torch.Tensor | None = None, copy: bool = True) -> torch.Tensor:
         """float32 (N, 7) tool-centre-point pose [xyz, wxyz] in the env frame, from FK.
 

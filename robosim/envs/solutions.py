@@ -6,13 +6,14 @@ A scripted solution is a per-env phase machine that reads the simulator's ground
 
 Protocol (`PhasePolicy`):
 
-- `policy = MyPolicy(env)`; then each control step `action = policy()` gives float32
-  (N, A) for all N envs: the policy reads the env it was built with (`policy(env)` with
-  that same env is accepted too; `robosim.record.policies.scripted` wraps it as
-  `lambda obs: policy()` for `evaluate`).
+- `policy = MyPolicy(task)` (in `Task.solution_policy`: `MyPolicy(self)`); then each
+  control step `action = policy()` or `policy(obs)` (the obs is ignored, so the policy
+  plugs in wherever `policy(obs) -> action` is expected) gives float32 (N, A) for all N
+  envs. The policy reads `self.task` (its objects, goals) and `self.ctx`, the task's
+  TaskContext (robot, elapsed_steps), never the env.
 - `policy()` first restarts the phase (int64 (N,), 0) and the time in phase (int64
   (N,), control steps) of every env whose episode just restarted
-  (`env.elapsed_steps == 0`), so one policy object serves across resets and partial
+  (`ctx.elapsed_steps == 0`), so one policy object serves across resets and partial
   resets; then calls `act() -> (action (N, A), next_phase (N,) int64)`; an env whose
   phase changes has its timer set to 0, the others' timers count up by one.
 - `act()` reads `self.phase` and `self.timer` and must not modify them.
@@ -24,14 +25,15 @@ walks through an example (tests/envs/test_task_authoring.py::test_scripted_solut
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from robosim.agents import Robot
 from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log, wrap_angle
 
 if TYPE_CHECKING:
-    from robosim.envs.base_env import BaseEnv
+    from robosim.envs.task import Task
     from robosim.sim import ActorView
 
 EE_CONTROL_MODES = ("pd_ee_delta_pos", "pd_ee_delta_pose")
@@ -53,23 +55,8 @@ def grasp_rotation(object_yaw: torch.Tensor, symmetry: float = math.pi / 2) -> t
     return matmul3(axis_angle_matrix(axis, yaw), _DOWN.to(yaw.device).expand(len(yaw), 3, 3))
 
 
-def is_grasped(robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float,
-               tcp_to_obj: torch.Tensor | None = None) -> torch.Tensor:
-    """(N,) bool: the object's centre lies between the fingers and the fingers rest on it.
-
-    A geometric test (no contact query): tcp within 2 cm of the centre obj_pos (N, 3)
-    (env frame, m) and the finger gap within [2 * half - 1 cm, 2 * half + 0.6 cm], for an
-    object of half width `half` (m) across the jaws; qpos (N, dof) of `robot`.
-    `tcp_to_obj`: the (N,) distance |obj_pos - tcp_pose(qpos)| (m) when the caller has
-    already computed it (otherwise it is computed here)."""
-    if tcp_to_obj is None:
-        tcp_to_obj = torch.linalg.vector_norm(obj_pos - robot.tcp_pose(qpos)[:, :3], dim=1)   # Tensor.norm's Python wrapper skipped
-    width = robot.gripper_width(qpos)
-    return (tcp_to_obj < 0.02) & (width > 2 * half - 0.01) & (width < 2 * half + 0.006)
-
-
 # -- actions --------------------------------------------------------------------------
-def ee_action(env: "BaseEnv", target_pos: torch.Tensor, target_rot: torch.Tensor | None,
+def ee_action(robot: Robot, target_pos: torch.Tensor, target_rot: torch.Tensor | None,
               gripper: torch.Tensor) -> torch.Tensor:
     """float32 (N, A) action moving the tcp toward target_pos (N, 3) (env frame, m).
 
@@ -78,13 +65,14 @@ def ee_action(env: "BaseEnv", target_pos: torch.Tensor, target_rot: torch.Tensor
     turns the tcp toward target_rot (N, 3, 3) (env frame; None keeps the current one):
     the rotation error as axis-angle (rad) / ROT_FULL_SCALE (0.1 rad), clipped to [-1, 1];
     pd_ee_delta_pos ignores target_rot. gripper (N,) in [-1, 1]: -1 closes, 1 opens.
-    Raises ValueError for any other control mode."""
-    if env.control_mode not in EE_CONTROL_MODES:
-        raise ValueError(f"scripted policies need env.control_mode in {EE_CONTROL_MODES}, got {env.control_mode!r}")
-    tcp = env.robot.tcp_pose(env.robot.view.qpos())
+    Raises ValueError when robot.control_mode is any other mode."""
+    if robot.control_mode not in EE_CONTROL_MODES:
+        raise ValueError(f"scripted policies need the robot's control_mode in {EE_CONTROL_MODES}, "
+                         f"got {robot.control_mode!r}")
+    tcp = robot.tcp_pose()
     pos_action = torch.clamp((target_pos - tcp[:, :3]) / POS_FULL_SCALE, -1.0, 1.0)
     parts = [pos_action]
-    if env.control_mode == "pd_ee_delta_pose":
+    if robot.control_mode == "pd_ee_delta_pose":
         current = quat_to_matrix(tcp[:, 3:].double())
         target = current if target_rot is None else target_rot
         rot_err = rotation_log(matmul3(target, current.transpose(-1, -2))).float()
@@ -96,22 +84,22 @@ def ee_action(env: "BaseEnv", target_pos: torch.Tensor, target_rot: torch.Tensor
 class PhasePolicy:
     """Base of phase-machine policies (protocol: the module docstring).
 
-    Attributes: env, phase int64 (N,), timer int64 (N,) (control steps in the current
+    Attributes: task (the Task it solves), ctx (the task's TaskContext), robot
+    (ctx.robot), phase int64 (N,), timer int64 (N,) (control steps in the current
     phase). Subclasses implement `act()`."""
 
-    def __init__(self, env: "BaseEnv"):
-        self.env = env
-        n = env.num_envs
-        self.phase = torch.zeros(n, dtype=torch.int64, device=env.device)
-        self.timer = torch.zeros(n, dtype=torch.int64, device=env.device)
+    def __init__(self, task: "Task"):
+        self.task = task
+        self.ctx = task.ctx
+        self.robot = task.ctx.robot
+        n, device = task.ctx.num_envs, task.ctx.device
+        self.phase = torch.zeros(n, dtype=torch.int64, device=device)
+        self.timer = torch.zeros(n, dtype=torch.int64, device=device)
 
-    def __call__(self, env: "BaseEnv | None" = None) -> torch.Tensor:
-        """float32 (N, A): the action of this control step for every env. `env`, if
-        given, must be the env the policy was built with (ValueError otherwise)."""
-        if env is not None and env is not self.env:
-            raise ValueError(f"{type(self).__name__} was built for another env; call it with no argument "
-                             f"or with its own env, got {type(env).__name__} {id(env):#x}")
-        fresh = self.env.elapsed_steps == 0
+    def __call__(self, obs: Any = None) -> torch.Tensor:
+        """float32 (N, A): the action of this control step for every env. `obs` is
+        ignored (the policy reads the simulator's ground truth)."""
+        fresh = self.ctx.elapsed_steps == 0
         self.phase[fresh] = 0
         self.timer[fresh] = 0
         action, next_phase = self.act()
@@ -123,10 +111,6 @@ class PhasePolicy:
     def act(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(action float32 (N, A), next_phase int64 (N,)) from self.phase and self.timer."""
         raise NotImplementedError(f"{type(self).__name__} must implement act() -> (action, next_phase)")
-
-    def tcp_position(self) -> torch.Tensor:
-        """float32 (N, 3) tcp position (env frame, m)."""
-        return self.env.robot.tcp_pose(self.env.robot.view.qpos())[:, :3]
 
 
 class PickAndPlacePolicy(PhasePolicy):
@@ -149,7 +133,7 @@ class PickAndPlacePolicy(PhasePolicy):
         cube_pose = self.cube().pose()
         cube_pos = cube_pose[:, :3]
         phase = self.phase.clone()
-        tcp_pose = self.env.robot.tcp_pose(self.env.robot.view.qpos())
+        tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
         # align with the cube while approaching; once it is held, keep the current wrist
         # rotation (aligning to a yaw the grasp itself changes would chase its own tail)
@@ -175,4 +159,4 @@ class PickAndPlacePolicy(PhasePolicy):
         if self.release:
             nxt[(phase == 3) & (err < 0.006)] = 4
             nxt[(phase == 4) & (self.timer >= 4)] = 5
-        return ee_action(self.env, target, grasp_rot, gripper), nxt
+        return ee_action(self.robot, target, grasp_rot, gripper), nxt

@@ -15,6 +15,9 @@ spaces, and calls these hooks (named by when they run, as in dm_control's compos
   dense_reward(info)                after evaluate, when reward_mode is dense/normalized
   task_observations(info)           extra obs entries (env frame)
 
+A task receives a TaskContext (robosim.envs.context), not the env: `self.ctx` holds
+num_envs, device, elapsed_steps, the robot and the current scene (`ctx.sim`);
+`self.num_envs`, `self.device` and `self.robot` are short for its fields.
 Only `evaluate` and `dense_reward` must be overridden. The two control-step hooks are
 called only when the subclass overrides them (robosim.envs.base_env's step schedule).
 All tensors are batched over all N envs unless a hook receives env_idx; positions are
@@ -24,17 +27,15 @@ Register a task with `@robosim.register_task("MyTask-v1")` or through the
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import torch
 
-from robosim.agents import DEFAULT_ROBOT
+from robosim.agents import DEFAULT_ROBOT, Robot
+from robosim.envs.context import TaskContext
 from robosim.randomization import BatchRandom
 from robosim.sensors.camera import CameraConfig
 from robosim.sim import SimScene
-
-if TYPE_CHECKING:
-    from robosim.envs.base_env import BaseEnv
 
 
 class Task:
@@ -68,8 +69,10 @@ class Task:
     # True when build_scene draws assets from its rng: a seeded full reset then rebuilds
     randomizes_build: bool = False
 
-    def __init__(self, env: "BaseEnv", **params: Any):
-        self.env = env
+    def __init__(self, context: TaskContext, **params: Any):
+        if not isinstance(context, TaskContext):
+            raise TypeError(f"context must be a robosim.envs.context.TaskContext, got {type(context).__name__}")
+        self.ctx = context
         for name, value in {**self.parameters, **params}.items():
             setattr(self, name, value)
 
@@ -95,15 +98,18 @@ class Task:
 
     @property
     def num_envs(self) -> int:
-        return self.env.num_envs
+        """N (self.ctx.num_envs)."""
+        return self.ctx.num_envs
 
     @property
     def device(self) -> torch.device:
-        return self.env.device
+        """Where every tensor of the env lives (self.ctx.device)."""
+        return self.ctx.device
 
     @property
-    def robot(self):
-        return self.env.robot
+    def robot(self) -> Robot:
+        """The robot (self.ctx.robot): qpos, qvel, tcp_pose(), is_between_jaws, ..."""
+        return self.ctx.robot
 
     # -- hooks ------------------------------------------------------------------------
     def build_scene(self, sim: SimScene, rng: BatchRandom) -> None:
@@ -183,10 +189,10 @@ class Task:
         """Reward for arbitrary (..., goal_dim) goals, for hindsight relabeling."""
         raise NotImplementedError
 
-    def solution_policy(self) -> "Any":
-        """A scripted policy (optional): an object called with no argument once per control
-        step, `policy() -> action` float32 (N, A), reading this task's env (usually a
-        robosim.envs.solutions.PhasePolicy; robosim.record.policies.scripted wraps it as
-        `lambda obs: policy()`). Raises NotImplementedError when the task has none."""
+    def solution_policy(self) -> Callable[..., torch.Tensor]:
+        """A scripted policy (optional): called once per control step as `policy()` or
+        `policy(obs)` (the obs is ignored) -> action float32 (N, A); it reads this task
+        and its context, not the obs (usually a robosim.envs.solutions.PhasePolicy built
+        with `self`). Raises NotImplementedError when the task has none."""
         raise NotImplementedError(f"{type(self).__name__} has no scripted solution (solution_policy); "
                                   "evaluate it with --policy robosim.record.policies:random or your own module:factory")
