@@ -2,8 +2,9 @@
 robosim.X only when X is F or a folder before F in LAYERS, lazy imports inside
 functions included, and no two folders import each other, directly or around a longer
 circle. robosim/__init__.py and robosim/__main__.py are the top and exempt. `import
-robosim` and `from robosim import name` (the public API of the top package, not a
-folder) are not folder imports and are not checked here."""
+robosim` and `from robosim import name` are not folder imports: they import the top
+package, which imports every layer, so only the top (and cli/ and view/, the layers
+above the public API) may write them (test_only_the_top_imports_the_top_package)."""
 from __future__ import annotations
 
 import ast
@@ -15,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "robosim"
 LAYERS = ("core", "sim", "agents", "randomization", "sensors", "envs", "vector", "record", "demos", "rollout",
           "distributed", "bench", "cli")
 EXEMPT = ("__init__.py", "__main__.py")   # robosim/<these>: the top of the package
+TOP_IMPORTERS = ("cli", "view")           # folders above the public API: may import `robosim` itself
 
 # Known violations in modules that other work is changing, as (importing module, imported
 # module) pairs. The integrator empties this list; never add to it to make a new import pass.
@@ -106,6 +108,36 @@ def test_no_import_circle_between_folders():
 
     circles = {" -> ".join(c) for f in sorted(edges) if (c := reaches(f, f))}
     assert sorted(circles) == []
+
+
+def top_package_imports(source: str, package: list[str]) -> list[int]:
+    """Lines of `source` that import the top package itself: `import robosim` (any alias),
+    `from robosim import X`, or a relative import that resolves to `robosim`."""
+    return [line for line, module in _imported_modules(source, package) if module == "robosim"]
+
+
+def test_only_the_top_imports_the_top_package():
+    """A module below the top reaches what it needs through its layer's module
+    (robosim.envs.make, robosim.core.version.__version__), never through `robosim`:
+    importing the top package from a layer hides an upward dependency on every layer."""
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if (len(rel.parts) == 1 and rel.name in EXEMPT) or rel.parts[0] in TOP_IMPORTERS:
+            continue
+        bad += [f"robosim/{rel}:{line}" for line in top_package_imports(path.read_text(), _package_of(path))]
+    assert bad == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import robosim", [1]),
+    ("import numpy\nimport robosim as rs", [2]),
+    ("from robosim import make", [1]),
+    ("def f():\n    from .. import make", [2]),
+    ("import robosim.envs\nfrom robosim.core.version import __version__\nfrom . import files", []),
+])
+def test_the_top_package_scan_sees_every_form(source, expected):
+    assert top_package_imports(source, ["robosim", "record"]) == expected
 
 
 @pytest.mark.parametrize("source, package, expected", [

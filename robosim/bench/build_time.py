@@ -23,10 +23,10 @@ def measure_build_times(task_id: str = "PickCube-v1", num_envs: Sequence[int] = 
     """[{num_envs, build_s, reconfigure_s, reset_s, bare_build_s}] medians over `repeats`,
     after one untimed 1-env build of each (imports, model parsing and mesh caches are once
     per process)."""
-    import robosim
+    from robosim.envs import make
     from robosim.bench.ceiling import bare_build_seconds
 
-    robosim.make(task_id, num_envs=1).close()
+    make(task_id, num_envs=1).close()
     bare_build_seconds(1)
     rows = []
     bar = tqdm(total=len(num_envs) * repeats, desc="build times", disable=not progress, leave=False)
@@ -35,7 +35,7 @@ def measure_build_times(task_id: str = "PickCube-v1", num_envs: Sequence[int] = 
         for r in range(repeats):
             bare.append(bare_build_seconds(n))
             start = time.perf_counter()
-            env = robosim.make(task_id, num_envs=n)
+            env = make(task_id, num_envs=n)
             build.append(time.perf_counter() - start)
             try:
                 env.reset(seed=r)
@@ -73,7 +73,7 @@ def measure_swap_times(num_envs: Sequence[int] = (16, 64), repeats: int = 5, pro
     """[{num_envs, cube_reset_s, pool_swap_reset_s, reconfigure_s}] medians: a PickCube-v1
     full reset, a PickObject-v1 full reset (every env swaps to a drawn pool variant),
     and a PickObject-v1 reconfigure (rebuilds every pool)."""
-    import robosim
+    from robosim.envs import make
     import robosim_tasks.pick_object  # noqa: F401  (registers PickObject-v1 from a source tree)
 
     rows = []
@@ -82,7 +82,7 @@ def measure_swap_times(num_envs: Sequence[int] = (16, 64), repeats: int = 5, pro
         row = {"num_envs": n}
         for key, task, options in (("cube_reset_s", "PickCube-v1", None), ("pool_swap_reset_s", "PickObject-v1", None),
                                    ("reconfigure_s", "PickObject-v1", {"reconfigure": True})):
-            env = robosim.make(task, num_envs=n, seed=0)
+            env = make(task, num_envs=n, seed=0)
             try:
                 env.reset(seed=0)
                 times = []

@@ -96,10 +96,10 @@ def _timed_loop(step, reset_episode, min_seconds: float, min_steps: int) -> tupl
 
 class _RobosimRunner:
     def __init__(self, case: Case):
-        import robosim
+        from robosim.envs import make
 
         self.case = case
-        self.env = robosim.make(TASK, num_envs=case.num_envs, obs_mode="state", control_mode=case.control_mode,
+        self.env = make(TASK, num_envs=case.num_envs, obs_mode="state", control_mode=case.control_mode,
                                 reward_mode="dense", sim_backend=case.sim_backend)
         gen = torch.Generator().manual_seed(1234)
         low = torch.as_tensor(self.env.single_action_space.low)
@@ -195,8 +195,8 @@ class _CeilingRunner:
         env.parts.sim.read_cache.invalidate()
 
     def _lockstep_block(self, min_seconds, min_steps, seed) -> BlockResult:
-        robosim = self.case.replays._runner
-        env, actions, c = robosim.env, robosim.actions, self.ceiling
+        runner = self.case.replays._runner
+        env, actions, c = runner.env, runner.actions, self.ceiling
         env.reset(seed=seed)
         self._start_together(env)
         timed, robosim_timed, t = 0.0, 0.0, 0
@@ -229,9 +229,9 @@ def median(values: list[float]) -> float:
 # never shares a process with CPU cases (runner.run_cuda_case starts this worker).
 def _cuda_env(system: str, num_envs: int, control_mode: str):
     if system == "robosim":
-        import robosim
+        from robosim.envs import make
 
-        return robosim.make(TASK, num_envs=num_envs, obs_mode="state", control_mode=control_mode,
+        return make(TASK, num_envs=num_envs, obs_mode="state", control_mode=control_mode,
                             reward_mode="dense", sim_backend="physx_cuda")
     import gymnasium as gym
     import mani_skill.envs  # noqa: F401  (registers PickCube-v1)

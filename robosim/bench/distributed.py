@@ -61,13 +61,13 @@ class _Case:
     """One env (one process or Ray-sharded) and its timed blocks."""
 
     def __init__(self, n: int, workers: int | None, cfg: WorkersBenchConfig):
-        import robosim
+        from robosim.vector import make_vec
         from robosim.distributed import RayVecEnv
 
         self.n, self.workers = n, workers
         start = time.perf_counter()
         if workers is None:
-            self.env = robosim.make_vec(TASK, num_envs=n, control_mode=CONTROL_MODE)
+            self.env = make_vec(TASK, num_envs=n, control_mode=CONTROL_MODE)
         else:
             self.env = RayVecEnv(TASK, n, workers, worker_cpus=cfg.worker_cpus, control_mode=CONTROL_MODE)
         self.build_seconds = time.perf_counter() - start

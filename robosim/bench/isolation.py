@@ -21,13 +21,13 @@ def measure_isolation_cost(task_id: str = "PickCube-v1", num_envs: Sequence[int]
                            repeats: int = 5, progress: bool = True) -> list[dict]:
     """[{num_envs, shared, separate, ratio}] (env-steps/s medians over `repeats` blocks of
     `steps` control steps, each block after an untimed seeded reset)."""
-    import robosim
+    from robosim.envs import make
 
     rows = []
     bar = tqdm(total=len(num_envs) * repeats * len(MODES), desc="isolation cost", disable=not progress,
                leave=False)
     for n in num_envs:
-        envs = {mode: robosim.make(task_id, num_envs=n, physics_isolation=mode) for mode in MODES}
+        envs = {mode: make(task_id, num_envs=n, physics_isolation=mode) for mode in MODES}
         try:
             gen = torch.Generator().manual_seed(0)
             env = envs["shared"]
@@ -63,11 +63,11 @@ def measure_fault_check_cost(task_id: str = "PickCube-v1", num_envs: Sequence[in
                              repeats: int = 5) -> list[dict]:
     """[{num_envs, with_check, without_check, ratio}] env-steps/s medians; "without" swaps
     the env's FaultMonitor hooks for no-ops (same env, alternating blocks)."""
-    import robosim
+    from robosim.envs import make
 
     rows = []
     for n in num_envs:
-        env = robosim.make(task_id, num_envs=n)
+        env = make(task_id, num_envs=n)
         try:
             low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
             actions = low + torch.rand(steps, n, len(low), generator=torch.Generator().manual_seed(0)) * (high - low)
