@@ -142,12 +142,14 @@ class TermApplier:
         self.term.fn(self.handle, event, env_idx, values)
 
 
-def resolve_target(event, parts: Any, declared_cameras) -> TermApplier:
+def resolve_target(event, parts: Any, declared_cameras) -> TermApplier | None:
     """`event`'s term bound to its target in the built env `parts` (its sim, robot and
-    cameras; declared_cameras: the task's camera configs, which camera events may name)."""
+    cameras; declared_cameras: the task's camera configs, which camera events may name);
+    None for a phase "build" term, which has run on the descriptions (its object exists:
+    checked here, since a description modifier for a name nothing builds never runs)."""
     target = _resolve(event, parts, declared_cameras)
-    if event.term.phase == "build":      # it already ran on the descriptions; the object exists
-        return TermApplier(event.term, None)
+    if event.term.phase == "build":
+        return None
     if isinstance(target, (ObjectTarget, ArticulationTarget)) and event.property in target.view.refused_properties:
         raise ValueError(f"randomization[{event.name!r}] sets property {event.property!r} of {event.target!r}, "
                          f"which sim_backend {parts.sim.backend!r} cannot change after the build (SAPIEN's GPU "

@@ -118,6 +118,12 @@ def test_a_build_term_that_writes_no_description_is_refused_naming_the_event():
             "oops": {"mode": "reconfigure", "target": "object:cube", "property": "broken_build", "dist": 1.0}})
 
 
+def test_a_build_event_on_an_object_nothing_builds_is_refused():
+    with pytest.raises(ValueError, match=r"randomization\['big'\]\['target'\] names object 'ghost'"):
+        robosim.make("PickCube-v1", num_envs=1, randomization={
+            "big": {"mode": "reconfigure", "target": "object:ghost", "property": "scale", "dist": 2.0}})
+
+
 def test_phase_declarations_are_checked():
     with pytest.raises(ValueError, match="phase must be one of"):
         register_term("x", kinds=("object",), phase="whenever")
