@@ -35,3 +35,26 @@ def test_episode_draws_make_no_host_sync():
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert out.device.type == "cuda" and out.shape == (4096, 2)
+
+
+def test_snapshot_and_restore_stay_on_cuda_and_repeat_the_draws():
+    def after_restore(device: str) -> tuple[torch.Tensor, torch.Tensor]:
+        s = EnvRandomStreams(64, device)
+        s.seed(list(range(500, 564)), np.arange(64))
+        s.next_episode(np.arange(64)).uniform(0, 1, (3,))
+        idx = torch.arange(0, 64, 2, device=device)
+        if device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode("error")
+        try:
+            snap = s.snapshot()
+            first = s.next_episode(idx).uniform(-1, 1, (5,))
+            s.restore(snap)
+            again = s.next_episode(idx).uniform(-1, 1, (5,))
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        assert snap.base_seeds.device.type == snap.episode.device.type == device
+        return first.cpu(), again.cpu()
+
+    first, again = after_restore("cuda")
+    assert torch.equal(first, again) and torch.equal(first, after_restore("cpu")[0])
