@@ -181,7 +181,7 @@ class BaseEnv(gym.Env):
         self._faults.states_written(env_idx.to(self.device), f"{type(self.task).__name__}.initialize_episode")
         info = self._evaluate()
         info["sim_fault"] = torch.zeros(self.num_envs, dtype=torch.int8, device=self.device)
-        info["reconfigure"] = reconfigure
+        info["reconfigure"] = torch.full((self.num_envs,), reconfigure, dtype=torch.bool, device=self.device)
         obs = self._obs.build(info)
         if self.randomization.perturbs_observations:
             obs = self.randomization.perturb_observation(obs)

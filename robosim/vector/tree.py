@@ -106,7 +106,7 @@ def reset_rows(options: dict | None, num_envs: int, device: torch.device) -> tor
 
 
 def batch_scalars(info: dict, num_envs: int, device: torch.device) -> dict:
-    """A copy of info where plain bool/int/float values (e.g. the reset's `reconfigure`)
+    """A copy of info where plain bool/int/float values (a user-written batched env may return them)
     become (num_envs,) tensors, so every entry is batched as gymnasium's wrappers expect."""
     out: dict[str, Any] = {}
     for key, value in info.items():
