@@ -1,4 +1,4 @@
-"""`robosim eval/demo/replay --robot NAME --task-param KEY=VALUE` as a user runs them."""
+"""`robosim eval/solve/replay --robot NAME --task-param KEY=VALUE` as a user runs them."""
 from __future__ import annotations
 
 import json
@@ -48,7 +48,7 @@ def test_eval_takes_robot_and_task_params(recorded):
 @pytest.mark.parametrize("args, words", [
     (["eval", "--task-param", "bogus=1", "PickCube-v1"], ["bogus", "cube_half_size"]),
     (["eval", "--task-param", "cube_half_size=big", "PickCube-v1"], ["cube_half_size", "'big'"]),
-    (["demo", "--robot", "koch", "--no-video"], ["robot", "'koch'", "xarm7"]),
+    (["solve", "--robot", "koch", "--no-video"], ["robot", "'koch'", "xarm7"]),
     (["eval", "--task-param", "nokey", "PickCube-v1"], ["KEY=VALUE", "'nokey'"]),
     (["demos", "generate", "PickCube-v1", "-n", "1", "--out", "x.h5", "--task-param", "bogus=1"],
      ["robosim demos: error:", "bogus", "cube_half_size"]),
@@ -64,8 +64,8 @@ def test_bad_robot_or_task_param_is_named(args, words, tmp_path):
     assert list(tmp_path.iterdir()) == []   # refused before anything was written
 
 
-def test_demo_takes_robot_and_task_params(tmp_path):
-    result = run("demo", "--robot", "xarm7", "--task-param", "cube_half_size=0.025", "--episodes", "2",
+def test_solve_takes_robot_and_task_params(tmp_path):
+    result = run("solve", "--robot", "xarm7", "--task-param", "cube_half_size=0.025", "--episodes", "2",
                  "--num-envs", "2", "--no-video", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "success rate" in result.stdout

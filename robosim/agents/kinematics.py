@@ -18,7 +18,6 @@ from robosim.agents.chain_program import ChainLink, compile_chain
 from robosim.core import rotations
 from robosim.core.deprecation import moved_names
 
-
 _POSE_VALUES = 12   # a program's first outputs: tip position (3), rotation (9); then the Jacobian
 
 

@@ -1,5 +1,6 @@
-"""The `robosim` command: one module per sub-command (list_tasks, demo, bench, eval,
-replay, recover, demos), the options they share (options), and `main`, which turns a
+"""The `robosim` command: one module per sub-command (list_tasks, solve and its deprecated
+name demo, bench, eval, replay, recover, demos), the options they share (options; --import
+MODULE on every command and sub-command), and `main`, which turns a
 ValueError/TypeError into one `robosim COMMAND: error: ...` line (exit status 2) and
 SIGINT/SIGTERM into status 130/143 after the output files are closed.
 
@@ -12,19 +13,21 @@ import os
 import signal
 import sys
 import threading
-from typing import Callable
+import warnings
+from collections.abc import Callable
 
 from robosim.cli.bench import add_bench_command
-from robosim.cli.demo import add_demo_command
 from robosim.cli.demos import add_demos_command
 from robosim.cli.eval import add_eval_command
 from robosim.cli.list_tasks import add_list_command
+from robosim.cli.options import add_import_options, imported_modules
 from robosim.cli.recover import add_recover_command
 from robosim.cli.replay import add_replay_command
+from robosim.cli.solve import add_solve_command
 
 # The sub-commands in `robosim --help` order; each adder takes the argparse sub-parsers
 # object and sets `func` (args -> exit status) on its parser.
-COMMANDS: tuple[Callable, ...] = (add_list_command, add_demo_command, add_bench_command, add_eval_command,
+COMMANDS: tuple[Callable, ...] = (add_list_command, add_solve_command, add_bench_command, add_eval_command,
                                   add_replay_command, add_recover_command, add_demos_command)
 
 
@@ -38,18 +41,14 @@ def _on_sigterm(signum, frame) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `robosim` parser: every sub-command, each with --import MODULE."""
+    """The `robosim` parser: every sub-command; it and each (sub-)command take --import MODULE."""
     parser = argparse.ArgumentParser(
         prog="robosim", description="Batched robot manipulation environments on SAPIEN/PhysX."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add_command in COMMANDS:
         add_command(sub)
-    for command in sub.choices.values():   # every sub-command can see tasks of the user's modules
-        command.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
-                             help="import MODULE before resolving task ids, so tasks it registers with "
-                                  "@robosim.register_task are found (repeatable); a task id may also be "
-                                  "'package.module:TaskClass'")
+    add_import_options(parser)   # every command can see tasks of the user's modules
     return parser
 
 
@@ -65,10 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if "" not in sys.path and os.getcwd() not in sys.path:   # user modules in cwd, as `python -m`
             sys.path.insert(0, os.getcwd())
-        if getattr(args, "imports", None):
+        modules = imported_modules(args)
+        if modules:
             from robosim.envs.registry import import_modules
 
-            import_modules(args.imports)
+            with warnings.catch_warnings():   # show the user's module what it imports from a moved path
+                warnings.filterwarnings("default", category=DeprecationWarning, message="robosim")
+                import_modules(modules)
         return args.func(args)
     except (ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:  # one clear line, no traceback
         print(f"robosim {args.command}: error: {err}", file=sys.stderr)

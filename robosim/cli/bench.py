@@ -108,8 +108,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     doc = run(cfg, progress=not args.no_progress)
     print(format_report(doc))
     if not args.no_build_times:
-        from robosim.bench.build_time import (format_build_times, format_swap_times, measure_build_times,
-                                              measure_swap_times)
+        from robosim.bench.build_time import (
+            format_build_times,
+            format_swap_times,
+            measure_build_times,
+            measure_swap_times,
+        )
 
         sizes = (1, 2) if args.dry_run else (1, 16, 64, 256)
         doc["build_times"] = measure_build_times(num_envs=sizes, repeats=1 if args.dry_run else 3,
@@ -119,8 +123,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                                repeats=1 if args.dry_run else 5, progress=not args.no_progress)
         print(format_swap_times(doc["swap_times"]))
     if args.isolation:
-        from robosim.bench.isolation import (format_fault_check_cost, format_isolation_cost,
-                                             measure_fault_check_cost, measure_isolation_cost)
+        from robosim.bench.isolation import (
+            format_fault_check_cost,
+            format_isolation_cost,
+            measure_fault_check_cost,
+            measure_isolation_cost,
+        )
 
         doc["isolation_cost"] = measure_isolation_cost(num_envs=(1, 2) if args.dry_run else (16, 64),
                                                        steps=5 if args.dry_run else 50,
@@ -137,8 +145,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_bench_workers(args: argparse.Namespace) -> int:
     """`robosim bench --workers K1,K2 [--quick|--dry-run] [--num-envs N ...] [--json PATH]`."""
-    from robosim.bench.distributed import (WorkersBenchConfig, format_workers_report, parse_workers,
-                                           run_workers_bench)
+    from robosim.bench.distributed import WorkersBenchConfig, format_workers_report, parse_workers, run_workers_bench
     from robosim.bench.runner import save_results
 
     workers = parse_workers(args.workers)

@@ -13,8 +13,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from robosim.cli.options import (add_make_options, add_render_size_option, add_sim_backend_option, fail,
-                                 make_options, parse_camera)
+from robosim.cli.options import (
+    add_make_options,
+    add_render_size_option,
+    add_sim_backend_option,
+    fail,
+    make_options,
+    parse_camera,
+)
 from robosim.record.files import check_output_path
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES
 from robosim.record.video import VIDEO_SUFFIXES

@@ -7,8 +7,8 @@ import argparse
 def cmd_list(args: argparse.Namespace) -> int:
     import robosim
     from robosim.agents import CONTROL_MODES
-    from robosim.envs.spec import REWARD_MODES
     from robosim.envs.observations import OBS_MODES
+    from robosim.envs.spec import REWARD_MODES
 
     task_ids = robosim.list_tasks()
     width = max([len("task"), *map(len, task_ids)]) + 1

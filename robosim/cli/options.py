@@ -1,11 +1,35 @@
-"""Options shared by the `robosim` sub-commands: argument types (WxH sizes, JSON
-cameras, KEY=VALUE task parameters), --robot/--task-param, the robosim.make keyword
-arguments built from them, and the one-line error a command prints."""
+"""Options shared by the `robosim` sub-commands: --import on every (sub-)command,
+argument types (WxH sizes, JSON cameras, KEY=VALUE task parameters),
+--robot/--task-param, the robosim.make keyword arguments built from them, and the
+one-line error a command prints."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+
+IMPORT_DEST = "imports_level"   # + the parser's depth: argparse copies a sub-parser's defaults over its parent's
+
+
+def add_import_options(parser: argparse.ArgumentParser, depth: int = 0) -> None:
+    """--import MODULE (repeatable) on `parser` and on every sub-command below it, so it
+    is accepted at any position: `robosim --import m demos generate ...`, `robosim demos
+    --import m generate ...`, `robosim demos generate --import m ...`. Each level keeps its
+    own list; imported_modules(args) joins them."""
+    parser.add_argument("--import", dest=f"{IMPORT_DEST}{depth}", metavar="MODULE", action="append", default=[],
+                        help="import MODULE before resolving task ids, so tasks it registers with "
+                             "@robosim.register_task are found (repeatable); a task id may also be "
+                             "'package.module:TaskClass'")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):   # an alias maps to the same parser
+                add_import_options(child, depth + 1)
+
+
+def imported_modules(args: argparse.Namespace) -> list[str]:
+    """Every --import MODULE of the command line, outermost level first."""
+    levels = sorted((k for k in vars(args) if k.startswith(IMPORT_DEST)), key=lambda k: int(k[len(IMPORT_DEST):]))
+    return [module for level in levels for module in getattr(args, level)]
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -22,7 +46,8 @@ def parse_camera(text: str) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r} ({err})")
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r} ({err})") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"yaw\": 90}}', got {text!r}")
     return value

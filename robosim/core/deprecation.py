@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Names moved after release 0.1.0 warn through the 0.2 release and are gone in this one.
 REMOVED_IN = "0.3.0"

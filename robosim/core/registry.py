@@ -5,8 +5,11 @@ strings imported on demand."""
 from __future__ import annotations
 
 import importlib
+import sys
+import warnings
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -24,29 +27,60 @@ class Registry(Generic[T]):
     hint: a sentence appended to the unknown-name error."""
 
     def __init__(self, kind: str, arg: str, group: str, check: Callable[[str, Any], T],
-                 load_builtins: Callable[["Registry[T]"], None], import_paths: bool = False, hint: str = ""):
+                 load_builtins: Callable[[Registry[T]], None], import_paths: bool = False, hint: str = ""):
         self.kind, self.arg, self.group = kind, arg, group
         self._check, self._load_builtins = check, load_builtins
         self.import_paths, self.hint = import_paths, hint
         self.entries: dict[str, T] = {}
         self.entry_points: dict[str, Any] = {}   # name -> importlib.metadata.EntryPoint, not loaded yet
+        self._listed = False
 
     def add(self, name: str, value: Any) -> T:
         """Register `value` (checked) under `name`, replacing an earlier entry; returns it.
+        Warns (UserWarning, naming both) when `name` belongs to an entry point of the group
+        whose object is not `value`: a user entry shadowing a built-in one.
         TypeError for a non-str name, ValueError for an empty one."""
         if not isinstance(name, str):
             raise TypeError(f"a {self.kind} name must be a str, got {name!r} ({type(name).__name__})")
         if not name:
             raise ValueError(f"a {self.kind} name must be a non-empty str, got ''")
         entry = self._check(name, value)
+        self._warn_if_shadowing(name, value, entry)
         self.entries[name] = entry
         return entry
+
+    def _warn_if_shadowing(self, name: str, value: Any, entry: T) -> None:
+        """UserWarning naming both objects when `name` is an entry point (a built-in or an
+        installed package's entry) and `value` is not that entry point's object."""
+        if not self._listed:
+            self._list_entry_points()
+        ep = self.entry_points.get(name)
+        if ep is None or (isinstance(value, type) and qualified_name(value) == ep.value):
+            return
+        module = sys.modules.get(ep.module)
+        if module is not None and getattr(module.__spec__, "_initializing", False):
+            return   # the entry point's own module registering what it defines
+        try:
+            if ep.load() in (value, entry):
+                return
+        except Exception:   # noqa: BLE001  (a broken package is still shadowed: say so below)
+            pass
+        owner = ep.dist.name if ep.dist is not None else "an installed package"
+        where = f"the built-in {self.kind}" if owner == "robosim" else f"the {self.kind} of {owner}"
+        # stacklevel 4: the line that called register_task / register_robot
+        warnings.warn(f"{self.arg} {name!r} now names {qualified_name(value)} in this process, shadowing {where} "
+                      f"{ep.value} (entry point group {self.group!r}); register yours under another name to "
+                      f"keep both", UserWarning, stacklevel=4)
+
+    def _list_entry_points(self) -> None:
+        for ep in entry_points(group=self.group):
+            self.entry_points.setdefault(ep.name, ep)
+        self._listed = True
 
     def discover(self) -> None:
         """List the group's entry points (again on every call: a package installed since
         shows up) and load the built-ins."""
-        for ep in entry_points(group=self.group):
-            self.entry_points.setdefault(ep.name, ep)
+        self._list_entry_points()
         self._load_builtins(self)
 
     def names(self) -> list[str]:
@@ -71,6 +105,14 @@ class Registry(Generic[T]):
             hint = f" {self.hint}" if self.hint else ""
             raise ValueError(f"{self.arg} must be one of {self.names()}, got {name!r}.{hint}")
         return self.entries[name]
+
+
+def qualified_name(value: Any) -> str:
+    """'module:qualname' of a class or function; for another object, that of its type
+    with ' instance' appended."""
+    if isinstance(getattr(value, "__qualname__", None), str) and isinstance(getattr(value, "__module__", None), str):
+        return f"{value.__module__}:{value.__qualname__}"
+    return f"{type(value).__module__}:{type(value).__qualname__} instance"
 
 
 def import_object(path: str, arg: str, example: str = "package.module:name") -> Any:
