@@ -1,6 +1,6 @@
 """A new task in ~50 lines: lift a cube 10 cm off the ground (docs/writing-tasks.md).
 
-Run:   .venv/bin/python examples/custom_task.py
+Run:   .venv/bin/python examples/custom_task.py [SIM_BACKEND]   (default physx_cpu; physx_cuda on a GPU)
 Video: cd examples && ../.venv/bin/robosim eval --import custom_task LiftCube-v1 --video lift.mp4
 A third-party package would instead list the class under the `robosim.tasks` entry
 point group in its own setup.cfg:
@@ -9,6 +9,8 @@ point group in its own setup.cfg:
         LiftCube-v1 = my_package.lift:LiftCubeTask
 """
 from __future__ import annotations
+
+import sys
 
 import torch
 
@@ -31,16 +33,17 @@ class LiftCubeTask(robosim.Task):
 
     def initialize_episode(self, env_idx, rng):       # only the envs being reset
         super().initialize_episode(env_idx, rng)      # robot at rest (+ small noise)
-        self.cube.set_pose(place_on_ground(rng, HALF, -0.1, 0.1), env_idx)
-        self.cube.set_velocity(torch.zeros(len(env_idx), 6), env_idx)
+        pose = place_on_ground(rng, HALF, -0.1, 0.1)
+        self.cube.set_pose(pose, env_idx)
+        self.cube.set_velocity(pose.new_zeros(len(env_idx), 6), env_idx)
 
     def evaluate(self):
         height = self.cube.pose()[:, 2] - HALF
-        return {"success": height > LIFT_HEIGHT, "fail": torch.zeros(self.num_envs, dtype=torch.bool),
-                "height": height}
+        fail = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)   # on the env's device (physx_cuda: the GPU)
+        return {"success": height > LIFT_HEIGHT, "fail": fail, "height": height}
 
     def dense_reward(self, info):                     # <= 0, and 0 on success: hovering never pays more
-        tcp = self.robot.tcp_pose(self.robot.view.qpos())[:, :3]
+        tcp = self.robot.tcp_pose()[:, :3]
         reach = -torch.tanh(5 * (self.cube.pose()[:, :3] - tcp).norm(dim=1))
         lift = torch.clamp(info["height"] / LIFT_HEIGHT, 0, 1) - 1
         return torch.where(info["success"], torch.zeros_like(reach), reach + lift)
@@ -49,24 +52,24 @@ class LiftCubeTask(robosim.Task):
         return {"cube_pose": self.cube.pose()}
 
     def solution_policy(self):
-        return LiftPolicy(self.env)
+        return LiftPolicy(self)
 
 
 class LiftPolicy(PickAndPlacePolicy):
     def cube(self):
-        return self.env.task.cube
+        return self.task.cube
 
     def place_target(self):
-        start = self.env.task.cube.pose()[:, :3].clone()
+        start = self.task.cube.pose()[:, :3].clone()
         start[:, 2] = HALF + LIFT_HEIGHT + 0.03
         return start
 
 
-def main() -> None:
-    env = robosim.make("LiftCube-v1", num_envs=8, control_mode="pd_ee_delta_pose")
+def main(sim_backend: str = "physx_cpu") -> None:
+    env = robosim.make("LiftCube-v1", num_envs=8, control_mode="pd_ee_delta_pose", sim_backend=sim_backend)
     obs, info = env.reset(seed=0)
     policy = env.task.solution_policy()
-    solved = torch.zeros(env.num_envs, dtype=torch.bool)
+    solved = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
     for _ in range(env.max_episode_steps):
         obs, reward, terminated, truncated, info = env.step(policy())
         solved |= info["success"]
@@ -75,4 +78,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:])
