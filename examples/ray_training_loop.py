@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     start, steps = time.perf_counter(), 0
     for it in range(args.iterations):
         log_probs, rewards = [], []
-        for t in range(args.horizon):
+        for _t in range(args.horizon):
             dist = torch.distributions.Normal(policy(obs), log_std.exp())
             action = dist.sample()
             venv.step_async(action.clamp(-1, 1))          # workers simulate from here ...

@@ -160,7 +160,8 @@ def main(argv=None) -> dict:
     space = venv.single_observation_space
     goal_task = isinstance(space, gym.spaces.Dict) and set(GOAL_KEYS) <= set(space.spaces)
     her_ratio = args.her_ratio if goal_task else 0.0
-    obs_dim = sum(int(torch.tensor(s.shape).prod()) for s in (space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]))
+    leaves = space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]
+    obs_dim = sum(int(torch.tensor(s.shape).prod()) for s in leaves)
     low = torch.as_tensor(venv.single_action_space.low)
     high = torch.as_tensor(venv.single_action_space.high)
     sac = SAC(obs_dim, low, high, args)

@@ -11,6 +11,7 @@ configurations (FK caches bypassed). Prints markdown tables."""
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 
@@ -28,6 +29,18 @@ def _pk_chain(urdf: str, root: str, tip: str):
 
     with open(urdf, "rb") as f:
         return pk.build_serial_chain_from_urdf(f.read(), end_link_name=tip, root_link_name=root).to(dtype=torch.float64)
+
+
+def _pk_forward(chain, q):
+    """pytorch-kinematics FK of q: (positions (B, 3), rotations (B, 3, 3))."""
+    m = chain.forward_kinematics(q).get_matrix()
+    return m[:, :3, 3], m[:, :3, :3]
+
+
+def _uncached(fn, chain, q):
+    """fn(q) after chain.forget(): the time a new batch of configurations pays."""
+    chain.forget()
+    return fn(q)
 
 
 def _time(fn, repeats: int) -> float:
@@ -70,10 +83,9 @@ def main() -> None:
         base_rot = quat_to_matrix(robot.base_quat.double())
         base_pos = robot.base_position.double()
         results = {}
-        fks = [("robosim", lambda x: ours.forward(x))]
+        fks = [("robosim", ours.forward)]
         if theirs is not None:
-            fks.append(("pytorch-kinematics", lambda x: (lambda m: (m[:, :3, 3], m[:, :3, :3]))(
-                theirs.forward_kinematics(x).get_matrix())))
+            fks.append(("pytorch-kinematics", functools.partial(_pk_forward, theirs)))
         for label, fk in fks:
             pos, rot = fk(q)
             pos = pos @ base_rot.T + base_pos
@@ -89,18 +101,11 @@ def main() -> None:
             qb = q[torch.arange(batch) % args.envs] + 1e-3 * torch.rand(batch, robot.arm_dof, dtype=torch.float64,
                                                                         generator=gen)
 
-            def ours_fk():
-                ours.forget()
-                ours.forward(qb)
-
-            def ours_jac():
-                ours.forget()
-                ours.jacobian(qb)
-
-            fns = [ours_fk, ours_jac]
+            fns = [functools.partial(_uncached, ours.forward, ours, qb),
+                   functools.partial(_uncached, ours.jacobian, ours, qb)]
             if theirs is not None:
-                fns[1:1] = [lambda: theirs.forward_kinematics(qb).get_matrix()]
-                fns.append(lambda: theirs.jacobian(qb))
+                fns[1:1] = [functools.partial(_pk_forward, theirs, qb)]
+                fns.append(functools.partial(theirs.jacobian, qb))
             t = [f"{_time(f, args.repeats) * 1e3:.2f}" for f in fns]
             if theirs is None:
                 t = [t[0], "-", t[1], "-"]

@@ -12,6 +12,7 @@ Medians of 5 blocks; milliseconds. Not a test: the numbers depend on the machine
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import subprocess
@@ -86,7 +87,7 @@ def per_picture(shader: str) -> dict[str, float]:
     out = {}
     for res in RESOLUTIONS:
         env, cameras = _rgb_env(4, res)
-        out[f"{res}x{res}"] = _median_ms(lambda: _submit_all_then_read(cameras), 20, divide=len(cameras))
+        out[f"{res}x{res}"] = _median_ms(functools.partial(_submit_all_then_read, cameras), 20, divide=len(cameras))
         env.close()
     return out
 
@@ -106,7 +107,8 @@ def main(argv=None) -> int:
         print(f"  {name:<36} {ms:7.2f}")
     print("one picture (ms), 4 envs, pictures submitted before reading")
     for shader in ("default", "minimal"):
-        proc = subprocess.run([sys.executable, __file__, "--shader", shader], capture_output=True, text=True, check=True)
+        proc = subprocess.run([sys.executable, __file__, "--shader", shader], capture_output=True, text=True,
+                              check=True)
         result["ms_per_picture"][shader] = json.loads(proc.stdout.strip().splitlines()[-1])
         print(f"  {shader:<8} " + "  ".join(f"{k}: {v:.2f}" for k, v in result["ms_per_picture"][shader].items()))
     if args.json:

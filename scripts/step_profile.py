@@ -108,7 +108,8 @@ def main() -> None:
     for name in (*STAGES, "bookkeeping"):
         print(f"{name:{width}s}" + "".join(f"{r['stages_us'][name]:22.1f}" for r in results))
     print(f"{'whole env.step':{width}s}" + "".join(f"{r['us_per_control_step']:22.1f}" for r in results))
-    print(f"{'  without timers':{width}s}" + "".join(f"{r['us_per_control_step_without_timers']:22.1f}" for r in results))
+    print(f"{'  without timers':{width}s}"
+          + "".join(f"{r['us_per_control_step_without_timers']:22.1f}" for r in results))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"results": results, "torch_threads": 1}, indent=1))

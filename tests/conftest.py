@@ -9,7 +9,6 @@ import pytest
 import sapien
 import torch
 
-
 # A shell without job control starts background jobs with SIGINT ignored, and an ignored
 # signal stays ignored across exec: the signal tests' children (robosim eval, replay,
 # demos generate) would then never see their Ctrl-C and the tests would wait for them.

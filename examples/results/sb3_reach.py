@@ -101,9 +101,12 @@ def main(argv=None) -> dict:
         model = SAC("MultiInputPolicy", venv, replay_buffer_class=HerReplayBuffer, seed=args.seed, device="cpu",
                     learning_starts=1_000, gradient_steps=args.gradient_steps, **zoo,
                     replay_buffer_kwargs={"n_sampled_goal": 4, "goal_selection_strategy": "future"})
-    config = {**vars(args), "num_envs": num_envs, "eval_every": every, "sb3": __import__("stable_baselines3").__version__}
-    log = RunLog(args.out, config, f"SB3 {args.algo.upper()} Reach-v1 ({num_envs} envs, seed {args.seed}, {args.reward_mode} reward)",
-                 command=shlex.join(["python", "examples/results/sb3_reach.py", *(sys.argv[1:] if argv is None else argv)]))
+    config = {**vars(args), "num_envs": num_envs, "eval_every": every,
+              "sb3": __import__("stable_baselines3").__version__}
+    title = f"SB3 {args.algo.upper()} Reach-v1 ({num_envs} envs, seed {args.seed}, {args.reward_mode} reward)"
+    log = RunLog(args.out, config, title,
+                 command=shlex.join(["python", "examples/results/sb3_reach.py",
+                                     *(sys.argv[1:] if argv is None else argv)]))
     callback = EvalCallback(eval_env, log, every, args.eval_episodes, args.total_steps)
     model.learn(total_timesteps=args.total_steps, callback=callback)
     callback.evaluate_now()

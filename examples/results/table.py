@@ -120,6 +120,11 @@ def seed_key(command: str) -> tuple[str, int | None]:
     return " ".join(kept), seed
 
 
+def span(values: list, fmt) -> str:
+    """'median [min, max]' of `values` formatted by `fmt`, or '-' when there are none."""
+    return f"{fmt(statistics.median(values))} [{fmt(min(values))}, {fmt(max(values))}]" if values else "-"
+
+
 def seed_rows(runs: dict[str, dict]) -> list[dict]:
     """One row per seed group of >= 2 runs (see the module docstring)."""
     groups: dict[str, list[tuple[int, str, dict]]] = {}
@@ -142,7 +147,6 @@ def seed_rows(runs: dict[str, dict]) -> list[dict]:
                 after.append(min(r["eval_success"] for r in evals[first:]))
             loads += [r["load_1min"] for r in evals if r.get("load_1min") is not None]
         base = row(members[0][1], members[0][2])
-        span = (lambda v, fmt: f"{fmt(statistics.median(v))} [{fmt(min(v))}, {fmt(max(v))}]" if v else "-")
         out.append({
             "task": base["task"], "robot": base["robot"], "learner": base["learner"], "reward": base["reward"],
             "seeds": ", ".join(str(s) for s, _, _ in members),

@@ -16,8 +16,8 @@ values, and row i of an array call does not depend on the other rows.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)

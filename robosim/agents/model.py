@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import xml.etree.ElementTree as ET
-from typing import Callable
+from collections.abc import Callable
 
 import sapien
 
@@ -89,7 +89,7 @@ def compose_tool(arm_path: str, tool: ToolMount) -> str:
 class RobotModel:
     """A spec's checked URDF plus SAPIEN's parsed articulation builder (one per process)."""
 
-    _cache: dict[tuple, "RobotModel"] = {}
+    _cache: dict[tuple, RobotModel] = {}
 
     def __init__(self, spec: RobotSpec):
         path = resolve_path(spec.urdf, "RobotSpec.urdf")
@@ -109,7 +109,7 @@ class RobotModel:
         self._builder: sapien.wrapper.articulation_builder.ArticulationBuilder | None = None
 
     @classmethod
-    def for_spec(cls, spec: RobotSpec) -> "RobotModel":
+    def for_spec(cls, spec: RobotSpec) -> RobotModel:
         """The process-wide model of `spec` (checked and parsed on first use)."""
         key = (spec, spec.urdf() if callable(spec.urdf) else spec.urdf)
         model = cls._cache.get(key)

@@ -4,7 +4,8 @@ group (each entry point names a RobotSpec, or a function returning one)."""
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from robosim.agents.spec import RobotSpec
 from robosim.core.registry import Registry

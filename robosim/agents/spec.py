@@ -8,8 +8,8 @@ env frame (the task workspace centre is the env origin).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from robosim.agents.controllers import CONTROL_MODES
 
@@ -123,7 +123,7 @@ class RobotSpec:
             gains.update({name: (group.stiffness, group.damping, group.force_limit) for name in group.joints})
         return gains
 
-    def validate(self) -> "RobotSpec":
+    def validate(self) -> RobotSpec:
         """Check the spec's own consistency (not the URDF); returns self."""
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"RobotSpec.name must be a non-empty str, got {self.name!r}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from tqdm import tqdm
 
@@ -23,8 +23,8 @@ def measure_build_times(task_id: str = "PickCube-v1", num_envs: Sequence[int] = 
     """[{num_envs, build_s, reconfigure_s, reset_s, bare_build_s}] medians over `repeats`,
     after one untimed 1-env build of each (imports, model parsing and mesh caches are once
     per process)."""
-    from robosim.envs import make
     from robosim.bench.ceiling import bare_build_seconds
+    from robosim.envs import make
 
     make(task_id, num_envs=1).close()
     bare_build_seconds(1)
@@ -73,8 +73,8 @@ def measure_swap_times(num_envs: Sequence[int] = (16, 64), repeats: int = 5, pro
     """[{num_envs, cube_reset_s, pool_swap_reset_s, reconfigure_s}] medians: a PickCube-v1
     full reset, a PickObject-v1 full reset (every env swaps to a drawn pool variant),
     and a PickObject-v1 reconfigure (rebuilds every pool)."""
-    from robosim.envs import make
     import robosim_tasks.pick_object  # noqa: F401  (registers PickObject-v1 from a source tree)
+    from robosim.envs import make
 
     rows = []
     bar = tqdm(total=len(num_envs) * 3, desc="pool swaps", disable=not progress, leave=False)
@@ -102,7 +102,8 @@ def measure_swap_times(num_envs: Sequence[int] = (16, 64), repeats: int = 5, pro
 def format_swap_times(rows: list[dict]) -> str:
     lines = ["new objects per episode: PickObject-v1 pool swap (4 variants/env) vs a PickCube-v1 reset and a "
              "PickObject-v1 reconfigure (median ms)",
-             f"{'N':>5}  {'PickCube reset':>14}  {'pool swap reset':>15}  {'reconfigure':>11}  {'reconfigure/swap':>16}"]
+             f"{'N':>5}  {'PickCube reset':>14}  {'pool swap reset':>15}  {'reconfigure':>11}  "
+             f"{'reconfigure/swap':>16}"]
     for r in rows:
         lines.append(f"{r['num_envs']:>5}  {r['cube_reset_s'] * 1e3:>14.1f}  {r['pool_swap_reset_s'] * 1e3:>15.1f}  "
                      f"{r['reconfigure_s'] * 1e3:>11.1f}  {r['reconfigure_s'] / r['pool_swap_reset_s']:>15.1f}x")

@@ -49,7 +49,7 @@ class Case:
     num_envs: int
     variant: str = "step"       # "step" | "reset_heavy" | "hold" | "random" | "replay"
     sim_backend: str = "physx_cpu"
-    replays: "Case | None" = field(default=None, repr=False)   # replay ceiling: the robosim step case it runs with
+    replays: Case | None = field(default=None, repr=False)   # replay ceiling: the robosim step case it runs with
     paired: list[float] = field(default_factory=list)   # replay: ceiling / robosim time of each block
     rates: list[float] = field(default_factory=list)    # env-steps/s of each block
     rss_delta_mb: float = float("nan")                  # RSS growth while building

@@ -61,8 +61,8 @@ class _Case:
     """One env (one process or Ray-sharded) and its timed blocks."""
 
     def __init__(self, n: int, workers: int | None, cfg: WorkersBenchConfig):
-        from robosim.vector import make_vec
         from robosim.distributed import RayVecEnv
+        from robosim.vector import make_vec
 
         self.n, self.workers = n, workers
         start = time.perf_counter()

@@ -46,11 +46,11 @@ class BenchConfig:
     label: str = "full"
 
     @classmethod
-    def quick(cls) -> "BenchConfig":
+    def quick(cls) -> BenchConfig:
         return cls(repeats=3, block_seconds=0.35, min_steps=5, label="quick")
 
     @classmethod
-    def dry_run(cls) -> "BenchConfig":
+    def dry_run(cls) -> BenchConfig:
         return cls(num_envs=(1, 2), repeats=1, block_seconds=0.0, min_steps=2, label="dry-run")
 
 
@@ -133,9 +133,9 @@ def run_cuda_case(system: str, num_envs: int, control_mode: str, repeats: int, b
         out = subprocess.run([sys.executable, "-c", code, spec], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
-    lines = [l for l in out.stdout.splitlines() if l.startswith("RESULT ")]
+    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
     if out.returncode != 0 or not lines:
-        tail = [l for l in (out.stderr or out.stdout).strip().splitlines() if l.strip()]
+        tail = [line for line in (out.stderr or out.stdout).strip().splitlines() if line.strip()]
         return {"error": tail[-1][:300] if tail else f"exit code {out.returncode}"}
     return json.loads(lines[-1][len("RESULT "):])
 
@@ -201,7 +201,8 @@ def _document(cfg, groups, ms_envs, started, load_before) -> dict:
         for backend in [b for b in cfg.sim_backends if b == "physx_cpu"]:   # CUDA: doc["cuda"]
             for mode in cfg.control_modes:
                 rate = by[("robosim", mode, "step", backend)]
-                replay = next((c for c in cases if (c.system, c.control_mode, c.variant) == ("ceiling", mode, "replay")), None)
+                replay = next((c for c in cases
+                               if (c.system, c.control_mode, c.variant) == ("ceiling", mode, "replay")), None)
                 own_motion = median(replay.paired) if replay is not None and replay.paired else None
                 ms = median(paired.get(mode, []))
                 ratios.append({
@@ -290,7 +291,8 @@ def write_json_atomic(doc: dict, path: str) -> None:
 def format_report(doc: dict) -> str:
     cfg = doc["config"]
     ns = cfg["num_envs"]
-    lines = [f"robosim bench ({cfg['label']}) on {doc['machine']['cpu']}, {doc['machine']['logical_cpus']} logical CPUs, "
+    lines = [f"robosim bench ({cfg['label']}) on {doc['machine']['cpu']}, "
+             f"{doc['machine']['logical_cpus']} logical CPUs, "
              f"{doc['started'][:10]}; medians of {cfg['repeats']} alternating blocks"]
     if cfg["label"] == "dry-run":
         lines.append("DRY RUN: a few steps per case to check that everything runs; the numbers mean nothing.")
@@ -317,7 +319,8 @@ def format_report(doc: dict) -> str:
         row = row_for(*key)
         lines.append(f"{label:<44}" + "".join(_fmt(row.get(n, {}).get("env_steps_per_s")) for n in ns))
         if key[0] == "robosim":
-            lines.append(f"{'  us per env-step':<44}" + "".join(_fmt(row.get(n, {}).get("us_per_env_step")) for n in ns))
+            lines.append(f"{'  us per env-step':<44}"
+                         + "".join(_fmt(row.get(n, {}).get("us_per_env_step")) for n in ns))
     peaks = {int(k): v for k, v in doc["peak_rss_mb_by_num_envs"].items()}
     lines.append(f"{'process peak RSS with these envs built (MB)':<44}" + "".join(_fmt(peaks.get(n)) for n in ns))
     for mode in cfg["control_modes"]:
@@ -337,8 +340,9 @@ def format_report(doc: dict) -> str:
         lines.append(f"N={r['num_envs']} {r['control_mode']}{backend}: robosim = {vs_ms}, {vs_c}")
     noise = doc["noise"]
     if noise["median_spread"] is not None:
-        lines.append(f"noise: block-to-block spread median {noise['median_spread']:.0%}, max {noise['max_spread']:.0%}; "
-                     f"load average {doc['load_average_before'][0]:.2f} before, {doc['load_average_after'][0]:.2f} after")
+        lines.append(f"noise: block-to-block spread median {noise['median_spread']:.0%}, "
+                     f"max {noise['max_spread']:.0%}; load average {doc['load_average_before'][0]:.2f} before, "
+                     f"{doc['load_average_after'][0]:.2f} after")
     lines.append(f"peak RSS {doc['peak_rss_mb']:.0f} MB; physx_cuda: {doc['physx_cuda']}")
     if "cuda" in doc:
         lines += ["", format_cuda_report(doc["cuda"])]

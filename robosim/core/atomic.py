@@ -83,7 +83,7 @@ def replace_dir_into_place(tmp_dir: str, path: str) -> None:
     _fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
-def write_bytes_atomic(path: "str | os.PathLike", data: bytes, *, make_dirs: bool = False,
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, make_dirs: bool = False,
                        ignore_errors: bool = False) -> bool:
     """Write `data` to `path` atomically and durably (temporary `.NAME.<random>.tmp`
     beside it, fsync, rename, fsync of the directory). Returns True once written.

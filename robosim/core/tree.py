@@ -15,8 +15,8 @@ built with sort_keys=False, so flatten observations, not spaces.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import torch

@@ -31,11 +31,17 @@ from gymnasium.vector import AutoresetMode
 
 from robosim.distributed.cluster import check_capacity, connect
 from robosim.distributed.pool import WorkerPool
-from robosim.distributed.sharding import (concat_trees, fill_final_keys, info_without_final, split_envs,
-                                          to_torch_tree, untouched_rows_info)
+from robosim.distributed.sharding import (
+    concat_trees,
+    fill_final_keys,
+    info_without_final,
+    split_envs,
+    to_torch_tree,
+    untouched_rows_info,
+)
 from robosim.distributed.worker import VecShardWorker
 from robosim.envs import checks
-from robosim.vector import tree, to_autoreset_mode
+from robosim.vector import to_autoreset_mode, tree
 from robosim.vector.autoreset import reset_mask_from_options
 
 

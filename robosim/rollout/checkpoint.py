@@ -11,7 +11,8 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import torch
@@ -106,7 +107,8 @@ def load_policy(path: str | os.PathLike, env: Any) -> Callable[[Any], torch.Tens
     except Exception as err:  # torch raises many types for a file that is not an export archive
         raise ValueError(f"policy checkpoint {os.fspath(path)!r} is not a robosim policy ({err})") from None
     if meta.get("format") != FORMAT:
-        raise ValueError(f"policy checkpoint {os.fspath(path)!r} must have format {FORMAT!r}, got {meta.get('format')!r}")
+        raise ValueError(f"policy checkpoint {os.fspath(path)!r} must have format {FORMAT!r}, "
+                         f"got {meta.get('format')!r}")
     check_layout(meta["layout"], env, f"policy checkpoint {os.fspath(path)!r}")
     device = checked_device(env)
     module = module.to(device)

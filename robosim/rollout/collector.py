@@ -9,8 +9,9 @@ episodes are bootstrapped, never treated as terminal (see robosim.rollout.gae).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -8,7 +8,8 @@ its column (ring buffer: the oldest rows are overwritten).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import torch

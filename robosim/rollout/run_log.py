@@ -66,7 +66,7 @@ class RunLog:
         self.plot()
 
     @classmethod
-    def load(cls, out_dir: str, title: str) -> "RunLog":
+    def load(cls, out_dir: str, title: str) -> RunLog:
         """A RunLog over an existing <out_dir>/log.json (e.g. to redraw curve.png)."""
         with open(os.path.join(out_dir, "log.json")) as f:
             doc = json.load(f)

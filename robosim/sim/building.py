@@ -14,19 +14,29 @@ from __future__ import annotations
 import math
 import os
 import types
-from typing import Any, Callable, Mapping, Sequence, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sapien
 
 from robosim.sim.meshes import prepare_mesh
-from robosim.sim.objects import (IDENTITY, ArticulationModel, Box, Capsule, Cylinder, Joint, Material, Mesh,
-                                 RigidObject, Sphere, check_pose)
+from robosim.sim.objects import (
+    IDENTITY,
+    ArticulationModel,
+    Box,
+    Joint,
+    Material,
+    Mesh,
+    RigidObject,
+    Sphere,
+    check_pose,
+)
 from robosim.sim.pool import ObjectPoolView
 from robosim.sim.views import ActorView, ArticulationView
 
-ObjectSource = Union[RigidObject, Callable[[int], RigidObject]]
-ModelSource = Union[ArticulationModel, Callable[[int], ArticulationModel]]
+ObjectSource = RigidObject | Callable[[int], RigidObject]
+ModelSource = ArticulationModel | Callable[[int], ArticulationModel]
 # build-time modifier of an object description: f(env_index, RigidObject) -> RigidObject
 ObjectModifier = Callable[[int, Any], Any]
 
@@ -235,7 +245,7 @@ class SceneBuilding:
 
         return self._register_articulation_view(name, [build(s, i) for i, s in enumerate(self.sub_scenes)], True)
 
-    def load_urdf(self, name: str, path: "str | os.PathLike", pose: Sequence[float] = IDENTITY,
+    def load_urdf(self, name: str, path: str | os.PathLike, pose: Sequence[float] = IDENTITY,
                   fix_root: bool = True, scale: float = 1.0) -> ArticulationView:
         """Load the URDF at `path` once per env, its root at env-frame `pose`."""
         self._check_new_name(name, self.articulations)

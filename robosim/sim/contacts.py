@@ -16,7 +16,8 @@ physx_cpu only (shared and separate isolation); SimScene.contacts refuses physx_
 """
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 import sapien
@@ -36,7 +37,7 @@ def resolve_bodies(argument: str, body, num_envs: int) -> list:
                              f"{view.name!r}, got {link!r}")
         out = []
         for links in view.links:
-            match = [l for l in links if l.name == link]
+            match = [candidate for candidate in links if candidate.name == link]
             out.append(match[0] if match else None)
         if any(b is None for b in out):
             raise ValueError(f"{argument}: link {link!r} is missing in some env of articulation {view.name!r}")

@@ -81,6 +81,7 @@ class EmulatedRenderGroup:
             raise RuntimeError(SCENE_CHANGED)
         if self.system.unfetched_pose_rows():
             raise RuntimeError("update_render reads pose rows of cuda_rigid_body_data that were not fetched since "
-                               "the last step: fetch rigid dynamic data and link poses first (physx_gpu_emulated check)")
+                               "the last step: fetch rigid dynamic data and link poses first "
+                               "(physx_gpu_emulated check)")
         for scene in self.sub_scenes:
             scene.update_render()

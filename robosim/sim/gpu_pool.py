@@ -11,13 +11,13 @@ pool's: [pose (7), velocity (6), active variant index].
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-from robosim.sim.properties import BodyProperties, GpuRefusesBodyProperties
 from robosim.sim.pool import PoolLayout
+from robosim.sim.properties import BodyProperties, GpuRefusesBodyProperties
 from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _CachedReads, checked_poses
 
 PARK_X, PARK_Y0, PARK_STEP = -1.5, -1.2, 0.3   # m, sub-scene frame: variant k parks at (PARK_X, PARK_Y0 + k*PARK_STEP)

@@ -27,8 +27,8 @@ import math
 
 import torch
 
-from robosim.sim.gpu_views import GpuActorView, GpuArticulationView, GpuBuffers
 from robosim.sim.gpu_pool import GpuObjectPoolView
+from robosim.sim.gpu_views import GpuActorView, GpuArticulationView, GpuBuffers
 from robosim.sim.scene import SimScene, add_lights
 
 GPU_SPACING = 4.0   # m between neighbouring sub-scene offsets (grid centred on 0)

@@ -120,7 +120,7 @@ class GpuArticulationView(ArticulationView):
         self.index = torch.tensor([px.articulation_index(a) for a in self.articulations], device=device,
                                   dtype=torch.long)
         # link rows per env: links[k] of env i sits at link_index[i, k]
-        self.link_index = torch.tensor([[px.pose_index(l) for l in links[:len(self.link_names)]]
+        self.link_index = torch.tensor([[px.pose_index(link) for link in links[:len(self.link_names)]]
                                         for links in self.links], device=device, dtype=torch.long)
         # the drive targets as a tensor on `device` (the CPU view keeps a numpy array)
         self._gpu_targets = px.cuda_articulation_target_qpos.torch()[self.index, :self.dof].clone()

@@ -24,7 +24,7 @@ import trimesh
 from robosim.core.atomic import write_bytes_atomic
 
 COLLISION_METHODS = ("coacd", "convex_hull", "none")
-_PREPARED: dict[str, "PreparedMesh"] = {}
+_PREPARED: dict[str, PreparedMesh] = {}
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,15 @@ def cache_dir() -> Path:
     return Path(root) / "meshes"
 
 
-def load_mesh(source: "str | os.PathLike | trimesh.Trimesh", argument: str = "mesh") -> trimesh.Trimesh:
+def load_mesh(source: str | os.PathLike | trimesh.Trimesh, argument: str = "mesh") -> trimesh.Trimesh:
     """A non-empty triangle mesh from a file path or a trimesh object; ValueError otherwise."""
     if isinstance(source, trimesh.Trimesh):
         mesh = source
     elif isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.isfile(path):
-            raise ValueError(f"{argument} must be an existing mesh file or a trimesh.Trimesh, got {path!r} (no such file)")
+            raise ValueError(f"{argument} must be an existing mesh file or a trimesh.Trimesh, "
+                             f"got {path!r} (no such file)")
         try:
             mesh = trimesh.load(path, force="mesh")
         except Exception as err:  # trimesh raises many types for unreadable files
@@ -76,7 +77,7 @@ def _convex_parts(mesh: trimesh.Trimesh, method: str) -> list[trimesh.Trimesh]:
     return [trimesh.Trimesh(v, f).convex_hull for v, f in parts]
 
 
-def prepare_mesh(source: "str | os.PathLike | trimesh.Trimesh", collision: str = "coacd",
+def prepare_mesh(source: str | os.PathLike | trimesh.Trimesh, collision: str = "coacd",
                  argument: str = "mesh") -> PreparedMesh:
     """Load, check, decompose (once) and cache `source`; see the module docstring."""
     if collision not in COLLISION_METHODS:

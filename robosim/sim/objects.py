@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence, Union
 
 import numpy as np
 import trimesh
@@ -120,7 +120,7 @@ class Mesh:
     decomposition, cached on disk by content hash), "convex_hull", or "none".
     `color` None keeps the mesh's own materials."""
 
-    source: Union[str, os.PathLike, trimesh.Trimesh]
+    source: str | os.PathLike | trimesh.Trimesh
     scale: float | tuple[float, float, float] = 1.0
     pose: Pose7 = IDENTITY
     collision: str = "coacd"
@@ -136,7 +136,7 @@ class Mesh:
             object.__setattr__(self, "color", _color("Mesh.color", self.color))
 
 
-Shape = Union[Box, Sphere, Capsule, Cylinder, Mesh]
+Shape = Box | Sphere | Capsule | Cylinder | Mesh
 SHAPE_TYPES = (Box, Sphere, Capsule, Cylinder, Mesh)
 
 

@@ -17,7 +17,7 @@ buffer's size changes. One system only: scenes with a system per env do not use 
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 

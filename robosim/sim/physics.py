@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import sapien
 
-
 MIN_ENVS_FOR_WORKERS = 32
 MAX_CPU_WORKERS = 64   # PhysX starts this many threads per system; more is a typo, not a setting
 
@@ -74,7 +73,8 @@ class PhysicsConfig:
                     or not low <= value <= high):
                 raise ValueError(f"{name} must be a finite number in [{low}, {high}], got {value!r}")
         if not 0.0 <= self.rest_offset < self.contact_offset:
-            raise ValueError(f"need 0 <= rest_offset < contact_offset, got {self.rest_offset} and {self.contact_offset}")
+            raise ValueError(f"need 0 <= rest_offset < contact_offset, "
+                             f"got {self.rest_offset} and {self.contact_offset}")
         for name in ("gpu_max_rigid_contact_count", "gpu_max_rigid_patch_count", "gpu_found_lost_pairs_capacity",
                      "gpu_temp_buffer_capacity", "gpu_heap_capacity"):
             value = getattr(self, name)
@@ -96,6 +96,7 @@ class PhysicsConfig:
         sapien.physx.set_shape_config(contact_offset=self.contact_offset, rest_offset=self.rest_offset)
         sapien.physx.set_default_material(self.static_friction, self.dynamic_friction, self.restitution)
         sapien.physx.set_gpu_memory_config(  # read by PhysxGpuSystem only
-            temp_buffer_capacity=self.gpu_temp_buffer_capacity, max_rigid_contact_count=self.gpu_max_rigid_contact_count,
+            temp_buffer_capacity=self.gpu_temp_buffer_capacity,
+            max_rigid_contact_count=self.gpu_max_rigid_contact_count,
             max_rigid_patch_count=self.gpu_max_rigid_patch_count, heap_capacity=self.gpu_heap_capacity,
             found_lost_pairs_capacity=self.gpu_found_lost_pairs_capacity)

@@ -19,7 +19,6 @@ from pathlib import Path
 import sapien
 import torch
 
-
 _LIB_URL = "https://github.com/sapien-sim/physx-precompiled/releases/download/{v}/linux-so.zip"
 
 
@@ -68,7 +67,8 @@ def enable_physx_gpu() -> None:
     if not torch.cuda.is_available():
         raise ValueError("sim_backend 'physx_cuda' needs a CUDA GPU; none is visible to torch (use 'physx_cpu')")
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
-        raise RuntimeError(f"physx_cuda is supported on Linux x86_64 only, got {platform.system()} {platform.machine()}")
+        raise RuntimeError(f"physx_cuda is supported on Linux x86_64 only, "
+                           f"got {platform.system()} {platform.machine()}")
     lib = physx_gpu_library()
     if not lib.exists():
         fetch_physx_gpu_library()

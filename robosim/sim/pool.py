@@ -10,7 +10,7 @@ variant index] per env (an ActorView's layout plus one column).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import sapien

@@ -8,7 +8,7 @@ drive stiffness N/m or Nm/rad, damping N s/m or Nm s/rad, force limit N or Nm.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import sapien

@@ -13,7 +13,7 @@ render systems keep each env's camera view free of its neighbours.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import sapien
@@ -21,8 +21,8 @@ import torch
 
 from robosim.sim.building import ObjectModifier, SceneBuilding, check_object_modifiers
 from robosim.sim.layout import GRID_SPACING, env_origins
-from robosim.sim.physics import PhysicsConfig
 from robosim.sim.packed import PackedReads
+from robosim.sim.physics import PhysicsConfig
 from robosim.sim.views import ActorView, ArticulationView, ReadCache
 
 SIM_BACKENDS = ("physx_cpu", "physx_cuda", "physx_gpu_emulated", "auto")
@@ -183,7 +183,8 @@ class SimScene(SceneBuilding):
         if len(bad):
             i = int(bad[0])
             raise ValueError(
-                f"{name!r} in env {i} was built at world position {np.round(np.asarray(world_positions[i]), 3).tolist()}, "
+                f"{name!r} in env {i} was built at world position "
+                f"{np.round(np.asarray(world_positions[i]), 3).tolist()}, "
                 f"outside env {i}'s cell around {self.origins[i].tolist()}: build poses must be "
                 f"sim.env_pose(env_index, env_frame_pose), or use sim.add_object / sim.add_articulation")
 
@@ -196,7 +197,8 @@ class SimScene(SceneBuilding):
         self.actors[name] = view
         return view
 
-    def _register_articulation_view(self, name: str, articulations: list, check_cells: bool = False) -> ArticulationView:
+    def _register_articulation_view(self, name: str, articulations: list,
+                                    check_cells: bool = False) -> ArticulationView:
         if name in self.articulations:
             raise ValueError(f"articulation name {name!r} is already used in this scene")
         if check_cells:

@@ -16,7 +16,7 @@ that writes to the SAPIEN objects directly must call `invalidate()` on it.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import sapien
@@ -207,7 +207,7 @@ class ArticulationView(DriveGains, _CachedReads):
         self.joints = [a.get_active_joints() for a in self.articulations]
         self.joint_names = [j.name for j in self.joints[0]]   # env 0's (all envs' when uniform)
         self.links = [a.get_links() for a in self.articulations]
-        self.link_names = [l.name for l in self.links[0]]
+        self.link_names = [link.name for link in self.links[0]]
         self.dofs = np.array([len(j) for j in self.joints], dtype=np.int64)
         self.dof = int(self.dofs.max())
         self.uniform = bool((self.dofs == self.dof).all())
@@ -229,7 +229,8 @@ class ArticulationView(DriveGains, _CachedReads):
         """Named columns of this view's state rows."""
         d = self.dof
         return {"root_pose": slice(0, POSE_DIM), "qpos": slice(POSE_DIM, POSE_DIM + d),
-                "qvel": slice(POSE_DIM + d, POSE_DIM + 2 * d), "drive_targets": slice(POSE_DIM + 2 * d, POSE_DIM + 3 * d)}
+                "qvel": slice(POSE_DIM + d, POSE_DIM + 2 * d),
+                "drive_targets": slice(POSE_DIM + 2 * d, POSE_DIM + 3 * d)}
 
     def qlimits(self) -> torch.Tensor:
         """float32 (dof, 2) joint limits [low, high] (all envs share one model)."""

@@ -21,7 +21,7 @@ from robosim.vector.numpy_wrapper import TorchToNumpy
 from robosim.vector.unbatched import UnbatchedEnv
 
 __all__ = [
-    "BatchedVectorEnv", "EpisodeStatistics", "EpisodeStep", "EpisodeTracker", "ListBatchedEnv", "ListVecEnv", "NormalizeVecEnv",
-    "RunningMeanStd", "SingleVecEnv", "TorchToNumpy", "UnbatchedEnv", "make_list_vec", "make_vec",
+    "BatchedVectorEnv", "EpisodeStatistics", "EpisodeStep", "EpisodeTracker", "ListBatchedEnv", "ListVecEnv",
+    "NormalizeVecEnv", "RunningMeanStd", "SingleVecEnv", "TorchToNumpy", "UnbatchedEnv", "make_list_vec", "make_vec",
     "to_autoreset_mode",
 ]

@@ -149,8 +149,9 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     def _remember_seeds(self, seed: Any, rows: torch.Tensor) -> None:
         if seed is None:
             return
+        per_env = isinstance(seed, (list, tuple, np.ndarray, torch.Tensor))
         for i in rows.nonzero().squeeze(1).tolist():
-            self._seeds[i] = int(seed[i]) if isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)) else int(seed) + i
+            self._seeds[i] = int(seed[i]) if per_env else int(seed) + i
 
     def _reset_mask(self, options: dict) -> torch.Tensor | None:
         return reset_mask_from_options(options, self.autoreset_mode, self.num_envs)

@@ -9,7 +9,8 @@ gives it the three gymnasium autoreset modes and every robosim vector wrapper.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -2,14 +2,15 @@
 wrappers, Stable-Baselines3, plain numpy training loops)."""
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.envs.protocol import checked_device
 from robosim.core.tree import to_numpy_tree, tree_map
+from robosim.envs.protocol import checked_device
 
 
 def to_torch(value: Any, device: torch.device) -> Any:
@@ -24,7 +25,7 @@ def _unbatch_final_obs(final_obs: Any, mask: np.ndarray) -> np.ndarray:
     """Gymnasium's layout: an object array (N,) with env i's final obs where mask[i], else None."""
     out = np.full(mask.shape[0], None, dtype=object)
     for i in np.flatnonzero(mask):
-        out[i] = tree_map(lambda x: x[i], final_obs)
+        out[i] = tree_map(operator.itemgetter(i), final_obs)
     return out
 
 

@@ -8,7 +8,8 @@ Needs stable-baselines3 (the `test` extra); robosim.vector does not import this 
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -10,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.envs.protocol import BatchedEnvCore, checked_device
 from robosim.core.tree import tree_map
+from robosim.envs.protocol import BatchedEnvCore, checked_device
 
 
 def _row0(value: Any) -> Any:
@@ -48,7 +48,7 @@ class UnbatchedEnv(gym.Env):
     Dict spaces) of the single observation space's shape and dtype. The env does not
     reset itself; seeding follows the batched env (seed s here == env 0 seeded s)."""
 
-    def __new__(cls, env: Any = None, *args: Any, **kwargs: Any) -> "UnbatchedEnv":
+    def __new__(cls, env: Any = None, *args: Any, **kwargs: Any) -> UnbatchedEnv:
         if cls is UnbatchedEnv and is_goal_env(env):
             cls = UnbatchedGoalEnv
         return super().__new__(cls)

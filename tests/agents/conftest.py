@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from robosim.agents import Robot, get_robot_spec
 from robosim.sim import SimScene

@@ -66,7 +66,8 @@ def test_the_jacobian_is_the_derivative_of_the_forward_kinematics(chain):
 
 
 def test_a_q_of_the_wrong_width_is_refused(chain):
-    with pytest.raises(ValueError, match=rf"q must be \(B, {chain.dof}\) joint positions, got shape \(2, {chain.dof + 1}\)"):
+    with pytest.raises(ValueError,
+                       match=rf"q must be \(B, {chain.dof}\) joint positions, got shape \(2, {chain.dof + 1}\)"):
         chain.forward(torch.zeros(2, chain.dof + 1, dtype=torch.float64))
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import robosim
-from robosim.agents import get_robot_spec
+from robosim.agents import Robot, get_robot_spec
 from robosim.core.rotations import matrix_to_quat, quat_to_matrix, rotation_log
 
 N = 4   # envs per scene (tests/agents/conftest.py)

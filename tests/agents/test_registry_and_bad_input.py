@@ -20,7 +20,8 @@ TOY_URDF = """<?xml version="1.0"?>
   <link name="tcp"/>
   <joint name="tcp_joint" type="fixed"><origin xyz="0 0 0.12"/><parent link="l4"/><child link="tcp"/></joint>
 </robot>"""
-_LINK = """<link name="l{i}"><inertial><mass value="0.5"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial>
+_LINK = """<link name="l{i}"><inertial><mass value="0.5"/>
+  <inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial>
   <visual><geometry><cylinder radius="0.03" length="0.2"/></geometry></visual></link>
   <joint name="j{i}" type="revolute"><origin xyz="0 0 {z}" rpy="0 0 0"/><axis xyz="{axis}"/>
   <parent link="{parent}"/><child link="l{i}"/><limit lower="-2.5" upper="2.5" effort="100" velocity="2"/></joint>"""
@@ -28,7 +29,8 @@ _LINK = """<link name="l{i}"><inertial><mass value="0.5"/><inertia ixx="1e-3" iy
 
 def _toy_urdf(tmp_path) -> str:
     axes = ["0 0 1", "0 1 0", "0 1 0", "0 1 0"]
-    links = "\n".join(_LINK.format(i=i + 1, z=0.05 if i == 0 else 0.2, axis=axes[i], parent="base" if i == 0 else f"l{i}")
+    links = "\n".join(_LINK.format(i=i + 1, z=0.05 if i == 0 else 0.2, axis=axes[i],
+                                    parent="base" if i == 0 else f"l{i}")
                       for i in range(4))
     path = tmp_path / "toy_arm.urdf"
     path.write_text(TOY_URDF.format(links=links))

@@ -7,8 +7,13 @@ import stat
 
 import pytest
 
-from robosim.core.atomic import (current_umask, make_temp_beside, replace_dir_into_place, replace_into_place,
-                                 write_bytes_atomic)
+from robosim.core.atomic import (
+    current_umask,
+    make_temp_beside,
+    replace_dir_into_place,
+    replace_into_place,
+    write_bytes_atomic,
+)
 
 
 def test_write_replaces_the_file_with_a_normal_mode_and_leaves_no_temporary(tmp_path):

@@ -9,9 +9,21 @@ import numpy as np
 import pytest
 import torch
 
-from robosim.core.rotations import (axis_angle_matrix, check_unit_quats, matmul3,
-                                    matrix_to_quat, matvec3, quat_to_matrix, quat_yaw, rotation_between, rotation_log,
-                                    rpy_to_matrix, wrap_angle, yaw_quat, yaw_then_quat)
+from robosim.core.rotations import (
+    axis_angle_matrix,
+    check_unit_quats,
+    matmul3,
+    matrix_to_quat,
+    matvec3,
+    quat_to_matrix,
+    quat_yaw,
+    rotation_between,
+    rotation_log,
+    rpy_to_matrix,
+    wrap_angle,
+    yaw_quat,
+    yaw_then_quat,
+)
 
 H = math.sqrt(0.5)
 # (name, wxyz quaternion, matrix) of quarter turns about +x, +y, +z and half turns (each of

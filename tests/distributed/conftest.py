@@ -16,8 +16,8 @@ def start_local_ray() -> None:
     os.environ.setdefault("RAY_worker_niceness", "0")   # as robosim.distributed.cluster.connect does
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20, logging_level="warning",
-             log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20,
+             logging_level="warning", log_to_driver=False)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,8 @@ def assert_same_tree(got, want, path="", atol=0.0):
             assert_same_tree(g, w, f"{path}[{i}]", atol)
     elif isinstance(want, torch.Tensor):
         assert isinstance(got, torch.Tensor), f"{path}: {type(got)}"
-        assert got.shape == want.shape and got.dtype == want.dtype, f"{path}: {got.shape} {got.dtype} vs {want.shape} {want.dtype}"
+        assert got.shape == want.shape and got.dtype == want.dtype, \
+            f"{path}: {got.shape} {got.dtype} vs {want.shape} {want.dtype}"
         if want.dtype.is_floating_point and atol > 0:
             torch.testing.assert_close(got, want, rtol=0, atol=atol, msg=lambda m: f"{path}: {m}")
         else:

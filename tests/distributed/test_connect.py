@@ -45,5 +45,6 @@ def test_a_connected_driver_refuses_another_address_and_too_many_cpus(no_ray):
         with pytest.raises(ValueError, match=rf"ray_address must be the cluster this process is connected to "
                                              rf"\('.*'\), got '{address}'; call ray.shutdown\(\) first"):
             robosim.make_vec("PickCube-v1", num_envs=4, workers=2, ray_address=address)
-    with pytest.raises(ValueError, match=r"workers \* worker_cpus must fit the Ray cluster's free CPUs \(2 of 2\), got 3 \* 1 = 3"):
+    with pytest.raises(ValueError,
+                       match=r"workers \* worker_cpus must fit the Ray cluster's free CPUs \(2 of 2\), got 3 \* 1 = 3"):
         robosim.make_vec("PickCube-v1", num_envs=4, workers=3)

@@ -13,7 +13,6 @@ reset of two envs (on different workers) every 9 steps.
 """
 from __future__ import annotations
 
-import pytest
 import torch
 from gymnasium.vector import AutoresetMode
 

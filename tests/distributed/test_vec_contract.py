@@ -3,7 +3,6 @@ modes (PickCube-v1, 4 envs on 2 Ray workers, 4-step episodes), pipelined steppin
 and bad input: every bad input raises on the driver before any worker changes."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 import torch
@@ -174,7 +173,8 @@ def test_an_error_inside_a_worker_reaches_the_driver_with_its_worker_and_traceba
 def test_bad_construction_arguments_fail_before_or_at_build_with_the_worker_named(local_ray):
     with pytest.raises(ValueError, match=r"workers must be >= 1, got 0"):
         robosim.make_vec("PickCube-v1", num_envs=4, workers=0)
-    with pytest.raises(ValueError, match=r"workers must be <= num_envs \(4\): every worker needs an env, got workers=5"):
+    with pytest.raises(ValueError,
+                       match=r"workers must be <= num_envs \(4\): every worker needs an env, got workers=5"):
         robosim.make_vec("PickCube-v1", num_envs=4, workers=5)
     with pytest.raises(TypeError, match=r"workers must be an int, got str"):
         robosim.make_vec("PickCube-v1", num_envs=4, workers="2")

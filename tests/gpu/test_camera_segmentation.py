@@ -32,7 +32,8 @@ def _check_cube_in_segmentation(backend: str) -> None:
             assert mask.sum() >= 4, f"env {i}: cube hardly visible ({int(mask.sum())} px)"
             ys, xs = torch.nonzero(mask, as_tuple=True)
             centroid = torch.stack([xs.float().mean() + 0.5, ys.float().mean() + 0.5])
-            assert (centroid - uv[i]).abs().max() < 3.0, f"env {i}: mask at {centroid.tolist()}, projection {uv[i].tolist()}"
+            assert (centroid - uv[i]).abs().max() < 3.0, \
+                f"env {i}: mask at {centroid.tolist()}, projection {uv[i].tolist()}"
     finally:
         env.close()
 

@@ -23,27 +23,27 @@ TCP_ATOL = 2e-3     # m
 
 _ROLLOUT = textwrap.dedent("""
     import json, sys, torch, robosim
-    backend = sys.argv[1]
+    backend, steps = sys.argv[1], int(sys.argv[2])
     env = robosim.make("Reach-v1", num_envs=4, obs_mode="state", control_mode="pd_joint_delta_pos",
                        sim_backend=backend)
     env.reset(seed=7)
     gen = torch.Generator().manual_seed(3)
-    actions = (torch.rand(%d, 4, env.single_action_space.shape[0], generator=gen) * 2 - 1) * 0.5
+    actions = (torch.rand(steps, 4, env.single_action_space.shape[0], generator=gen) * 2 - 1) * 0.5
     qpos, tcp = [], []
     for a in actions:
         env.step(a.to(env.device))
         qpos.append(env.robot.view.qpos().cpu().tolist())
         tcp.append(env.robot.tcp_pose().cpu().tolist())
     print("RESULT" + json.dumps({"qpos": qpos, "tcp": tcp}))
-""" % PARITY_STEPS)
+""")
 
 
 def _rollout(backend: str) -> dict:
     """Run the rollout in a fresh process (CPU PhysX and GPU PhysX do not share one)."""
-    out = subprocess.run([sys.executable, "-c", _ROLLOUT, backend], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    out = subprocess.run([sys.executable, "-c", _ROLLOUT, backend, str(PARITY_STEPS)], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
-    line = [l for l in out.stdout.splitlines() if l.startswith("RESULT")][-1]
+    line = [row for row in out.stdout.splitlines() if row.startswith("RESULT")][-1]
     return {k: torch.tensor(v) for k, v in json.loads(line[len("RESULT"):]).items()}
 
 
@@ -161,4 +161,4 @@ def test_4096_env_pickcube_has_no_buffer_overflow():
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]
     assert "STEPPED 4096" in text
-    assert "overflow" not in text.lower(), [l for l in text.splitlines() if "overflow" in l.lower()][:5]
+    assert "overflow" not in text.lower(), [row for row in text.splitlines() if "overflow" in row.lower()][:5]

@@ -99,7 +99,8 @@ def _corrupt(state: dict, how: str) -> dict:
 
 @pytest.mark.parametrize("how, message", [
     ("shape", "must have shape"), ("negative var", r"\['var'\] must be >= 0"), ("nan", "must be finite"),
-    ("unknown key", "state must be a dict from NormalizeVecEnv.state_dict"), ("count", r"\['count'\] must be an int >= 0"),
+    ("unknown key", "state must be a dict from NormalizeVecEnv.state_dict"),
+    ("count", r"\['count'\] must be an int >= 0"),
 ])
 def test_normalize_load_refuses_bad_statistics_and_keeps_its_own(normalized, tmp_path, how, message):
     venv, path = normalized

@@ -123,7 +123,8 @@ def test_restore_repeats_the_run_bit_for_bit_at_every_save_point_twice(task):
 
 def test_restore_carries_elapsed_steps_truncation_and_event_timers():
     push = {"mode": "interval", "target": "object:cube", "property": "velocity",
-            "dist": {"uniform": [[-0.2, -0.2, 0, 0, 0, 0], [0.2, 0.2, 0, 0, 0, 0]]}, "period_s": {"uniform": [0.1, 0.3]}}
+            "dist": {"uniform": [[-0.2, -0.2, 0, 0, 0, 0], [0.2, 0.2, 0, 0, 0, 0]]},
+            "period_s": {"uniform": [0.1, 0.3]}}
     env = robosim.make("PickCube-v1", num_envs=2, physics_isolation="separate", max_episode_steps=10,
                        randomization={"push": push})
     try:

@@ -55,7 +55,9 @@ def test_random_episodes_match_the_reference(gamma, lam):
                            torch.tensor(trunc), gamma, lam)
     assert any(map(any, term)) and any(map(any, trunc))
     for n in range(N):
-        col = lambda rows: [row[n] for row in rows]  # noqa: E731
+        def col(rows, n=n):
+            return [row[n] for row in rows]
+
         expected = reference_gae(col(r), col(v), col(nv), col(term), col(trunc), gamma, lam)
         assert adv[:, n].tolist() == pytest.approx(expected, abs=1e-5)
         assert ret[:, n].tolist() == pytest.approx([a + b for a, b in zip(expected, col(v))], abs=1e-5)

@@ -40,7 +40,7 @@ def test_her_relabels_with_future_achieved_goals(venv):
     achieved = [[] for _ in range(N)]  # per env: next achieved goal of each stored step
     for _ in range(2 * HORIZON + 2):  # two full episodes per env, then two steps of a running one
         action = torch.rand(N, 4, generator=gen) * 2 - 1
-        tr = collector.step(lambda obs: action)
+        tr = collector.step(lambda obs, action=action: action)
         buffer.add(tr)
         for n in range(N):
             achieved[n].append(tr.next_obs["achieved_goal"][n].tolist())

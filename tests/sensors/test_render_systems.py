@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import mani_skill
-import pytest
 import sapien
 import torch
 

@@ -35,11 +35,14 @@ def test_resting_bodies_carry_their_weight_in_every_env(stack):
     m_cube, m_top = v["cube"].bodies[0].mass, v["top"].bodies[0].mass
     up = torch.tensor([0.0, 0.0, 1.0])
     # the top cube rests on the cube: the ground holds both, the cube holds the top one
-    torch.testing.assert_close(sim.contacts.net_force(v["top"]), (m_top * G * up).expand(N, 3), rtol=0, atol=0.01 * m_top * G)
-    torch.testing.assert_close(sim.contacts.net_force(v["cube"]), (m_cube * G * up).expand(N, 3), rtol=0, atol=0.01 * m_cube * G)
+    torch.testing.assert_close(sim.contacts.net_force(v["top"]), (m_top * G * up).expand(N, 3),
+                               rtol=0, atol=0.01 * m_top * G)
+    torch.testing.assert_close(sim.contacts.net_force(v["cube"]), (m_cube * G * up).expand(N, 3),
+                               rtol=0, atol=0.01 * m_cube * G)
     torch.testing.assert_close(sim.contacts.pair_force(v["cube"], v["top"]), (-m_top * G * up).expand(N, 3),
                                rtol=0, atol=0.01 * m_top * G)
-    torch.testing.assert_close(sim.contacts.pair_force(v["top"], v["cube"]), -sim.contacts.pair_force(v["cube"], v["top"]))
+    torch.testing.assert_close(sim.contacts.pair_force(v["top"], v["cube"]),
+                               -sim.contacts.pair_force(v["cube"], v["top"]))
     assert sim.contacts.net_force(v["cube"]).dtype == torch.float32
 
 

@@ -10,8 +10,7 @@ import torch
 import trimesh
 
 from robosim.sim import SimScene
-from robosim.sim.objects import (ArticulationModel, Box, Capsule, Cylinder, Joint, Link, Mesh, RigidObject,
-                                 Sphere)
+from robosim.sim.objects import ArticulationModel, Box, Capsule, Cylinder, Joint, Link, Mesh, RigidObject, Sphere
 
 N = 3
 

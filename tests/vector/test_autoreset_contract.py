@@ -43,7 +43,7 @@ def test_make_vec_sets_the_autoreset_mode_and_spaces():
 def test_next_step_resets_ended_envs_on_the_following_step_and_ignores_their_action(base_env):
     venv = BatchedVectorEnv(base_env, AutoresetMode.NEXT_STEP)
     venv.reset(seed=1)
-    for t in range(MAX_STEPS):
+    for _t in range(MAX_STEPS):
         obs, reward, terminated, truncated, info = venv.step(zeros_action(venv))
     assert truncated.all() and (info["elapsed_steps"] == MAX_STEPS).all()
     ended_obs = obs.clone()
@@ -66,7 +66,7 @@ def test_next_step_resets_ended_envs_on_the_following_step_and_ignores_their_act
 def test_same_step_reports_the_ended_step_in_final_obs_and_final_info(base_env):
     venv = BatchedVectorEnv(base_env, AutoresetMode.SAME_STEP)
     venv.reset(seed=2)
-    for t in range(MAX_STEPS - 1):
+    for _t in range(MAX_STEPS - 1):
         obs, reward, terminated, truncated, info = venv.step(zeros_action(venv))
         assert "final_obs" not in info and "final_info" not in info
     obs, reward, terminated, truncated, info = venv.step(zeros_action(venv))
@@ -83,7 +83,7 @@ def test_disabled_mode_needs_an_explicit_masked_reset(base_env):
     venv.reset(seed=3)
     venv.step(zeros_action(venv))
     venv.reset(options={"env_idx": [1]})  # env_idx works as well as reset_mask: env 1 runs one step behind
-    for t in range(MAX_STEPS - 1):
+    for _t in range(MAX_STEPS - 1):
         obs, reward, terminated, truncated, info = venv.step(zeros_action(venv))
     assert truncated.tolist() == [True, False, True, True]
     with pytest.raises(ValueError, match=r"envs \[0, 2, 3\] ended .* reset them with reset\(options="):
@@ -141,7 +141,8 @@ def test_wrong_actions_and_seeds_raise_without_broadcasting(base_env):
         venv.step(torch.zeros(a))  # one env's action is not broadcast
     with pytest.raises(TypeError, match=r"actions must be a torch.Tensor, numpy array or list of 4 per-env .* got int"):
         venv.step(0)
-    with pytest.raises(ValueError, match=r"actions must be a list of one action per env \(num_envs=4\), got a list of 3"):
+    with pytest.raises(ValueError,
+                       match=r"actions must be a list of one action per env \(num_envs=4\), got a list of 3"):
         venv.step([[0.0] * a] * 3)  # a list is N per-env actions (gymnasium's SyncVectorEnv takes lists)
     with pytest.raises(ValueError, match=r"action must be finite"):
         venv.step(torch.full((N, a), float("nan")))

@@ -29,7 +29,7 @@ def test_sb3_vec_env_resets_in_the_step_and_reports_terminal_observations(sb3_en
     sb3_env.seed(3)
     obs = sb3_env.reset()
     assert obs.shape == (N, *sb3_env.observation_space.shape) and obs.dtype == np.float32
-    for t in range(MAX_STEPS):
+    for _t in range(MAX_STEPS):
         obs, rewards, dones, infos = sb3_env.step(np.zeros((N, *sb3_env.action_space.shape), np.float32))
         assert rewards.shape == (N,) and rewards.dtype == np.float32 and len(infos) == N
     assert dones.all()  # every env hit the time limit on this step

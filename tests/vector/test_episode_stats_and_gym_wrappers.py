@@ -30,7 +30,7 @@ def test_episode_statistics_agree_with_gymnasium_record_episode_statistics(pick_
     noise = torch.Generator().manual_seed(0)
     venv.reset(seed=11)
     finished = successes = 0
-    for t in range(110):
+    for _t in range(110):
         action = policy() + 0.05 * torch.randn(N, venv.single_action_space.shape[0], generator=noise)
         obs, reward, terminated, truncated, info = venv.step(action.numpy())
         done = terminated | truncated

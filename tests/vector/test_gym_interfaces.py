@@ -40,7 +40,7 @@ def test_gymnasium_record_episode_statistics_on_the_vector_env_in_every_mode(pus
     venv = gym.wrappers.vector.RecordEpisodeStatistics(TorchToNumpy(BatchedVectorEnv(push_cube, mode)))
     venv.reset(seed=0)
     ended = 0
-    for t in range(2 * HORIZON + 2):
+    for _t in range(2 * HORIZON + 2):
         _, _, terminated, truncated, info = venv.step(zeros(venv))
         done = terminated | truncated
         if done.any():
@@ -122,7 +122,8 @@ def test_lists_of_actions_are_per_env_actions(push_cube):
     from_tensors = venv.step([torch.full((7,), 0.1)] * N)
     for got in (from_arrays, from_tensors):
         assert torch.equal(got[0], reference[0]) and torch.equal(got[1], reference[1])
-    with pytest.raises(ValueError, match=r"actions must be a list of one action per env \(num_envs=2\), got a list of 3"):
+    with pytest.raises(ValueError,
+                       match=r"actions must be a list of one action per env \(num_envs=2\), got a list of 3"):
         venv.step([np.zeros(7, np.float32)] * 3)
     with pytest.raises(ValueError, match="actions must be a list of 2 actions of the single action space"):
         venv.step([np.zeros(6, np.float32)] * N)

@@ -11,9 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Tuple
-from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorWrapper
+from gymnasium.vector import AutoresetMode, VectorWrapper
 
-import robosim
 from robosim.vector import BatchedVectorEnv, TorchToNumpy, make_list_vec
 
 from .conftest import rendering_push_cube
@@ -125,8 +124,9 @@ class Counter(gym.Env):
 
     metadata = {"render_modes": ["rgb_array"]}
 
-    def __init__(self, space: gym.Space = Discrete(4), max_count: int = 3, render_mode: str | None = None):
-        self.observation_space, self.action_space, self.max_count = space, Discrete(5), max_count
+    def __init__(self, space: gym.Space | None = None, max_count: int = 3, render_mode: str | None = None):
+        self.observation_space = Discrete(4) if space is None else space
+        self.action_space, self.max_count = Discrete(5), max_count
         self.render_mode = render_mode
 
     def render(self):
@@ -140,7 +140,8 @@ class Counter(gym.Env):
 
     def step(self, action):
         self.count += 1
-        return self.observation_space.sample(), float(action), self.count == self.max_count, False, {"action": int(action)}
+        done = self.count == self.max_count
+        return self.observation_space.sample(), float(action), done, False, {"action": int(action)}
 
 
 def test_final_obs_info():
@@ -159,7 +160,8 @@ def test_final_obs_info():
 
 
 @pytest.mark.parametrize("space", [Box(-1, 1, (2,)), Discrete(5), MultiDiscrete([2, 3]), MultiBinary(3),
-                                   Dict({"a": Box(0, 1, (2,)), "b": Discrete(3)}), Tuple((Discrete(2), Box(0, 1, (1,))))],
+                                   Dict({"a": Box(0, 1, (2,)), "b": Discrete(3)}),
+                                   Tuple((Discrete(2), Box(0, 1, (1,))))],
                          ids=["Box", "Discrete", "MultiDiscrete", "MultiBinary", "Dict", "Tuple"])
 def test_vector_obs_action_spaces(space):
     venv = TorchToNumpy(make_list_vec([lambda: Counter(space) for _ in range(N)]))
@@ -248,7 +250,8 @@ def test_same_step_final_obs(space):
     assert terminated.tolist() == [True, False, False] and info["final_obs"][0] in venv.single_observation_space
     _, _, terminated, _, info = venv.step([1, 2, 3])
     assert terminated.tolist() == [False, True, True]
-    assert info["final_obs"][1] in venv.single_observation_space and info["final_obs"][2] in venv.single_observation_space
+    assert info["final_obs"][1] in venv.single_observation_space
+    assert info["final_obs"][2] in venv.single_observation_space
 
 
 @pytest.mark.parametrize("mode", list(AutoresetMode))
@@ -316,7 +319,7 @@ def test_episode_statistics_with_autoreset_mode(mode, length=3):
     venv = gym.wrappers.vector.RecordEpisodeStatistics(
         TorchToNumpy(make_list_vec([lambda: Counter(Discrete(4), max_count=length) for _ in range(2)], mode)))
     venv.reset(seed=[0, 0])     # Counter counts from its seed: both from 0
-    for t in range(12):
+    for _t in range(12):
         _, _, terminated, truncated, info = venv.step(np.ones(2, dtype=np.int64))
         done = terminated | truncated
         if done.any():

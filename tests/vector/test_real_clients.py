@@ -37,7 +37,7 @@ def test_sb3_vec_env_gives_the_ending_steps_info(same_step):
     obs = env.reset()
     distance = np.linalg.norm(obs["achieved_goal"] - obs["desired_goal"], axis=1)
     assert (distance > 2 * DISTANCE_THRESHOLD).all(), distance   # zero actions cannot succeed early
-    for step in range(1, HORIZON + 1):
+    for _step in range(1, HORIZON + 1):
         _, _, dones, infos = env.step(np.zeros((N, 4), dtype=np.float32))
     assert dones.all()
     for info in infos:  # the ending step's values, as DummyVecEnv gives them, not the reset's
@@ -134,7 +134,7 @@ def test_maniskill_style_metrics_and_ignore_terminations():
                             max_episode_steps=HORIZON, reconfiguration_freq=None)
     try:
         obs, _ = venv.reset(seed=0)
-        for step in range(HORIZON):
+        for _step in range(HORIZON):
             goal_dir = obs["desired_goal"] - obs["achieved_goal"]
             obs, _, terminated, truncated, info = venv.step(torch.cat([goal_dir * 20, torch.ones(2, 1)], 1))
             assert not terminated.any()
