@@ -56,9 +56,9 @@ def test_setup_commands_exist_and_parse():
     tests = [c for c in setup if "pytest" in c]
     assert len(tests) == 1 and tests[0] in ci, "the README's test command must be what .ci/run runs, verbatim"
     main_job = argv([c for c in setup if "pytest" not in c][0][len(SETUP):])
-    assert main_job[1:] == ["demo"]
+    assert main_job[1:] == ["solve"]
     parsed = subprocess.run([*main_job, "--help"], capture_output=True, text=True, timeout=120)
-    assert parsed.returncode == 0 and "usage: robosim demo" in parsed.stdout, parsed.stderr
+    assert parsed.returncode == 0 and "usage: robosim solve" in parsed.stdout, parsed.stderr
 
 
 def test_usage_snippet_runs(capsys):
