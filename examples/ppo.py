@@ -1,6 +1,8 @@
-"""PPO on robosim in one file, in CleanRL's shape: Args, the agent, then one loop of
-rollout (T vector steps into storage tensors), GAE with truncated episodes bootstrapped,
-and clipped-surrogate epochs.
+"""PPO on robosim in one file, in the shape of CleanRL's ppo_continuous_action.py: Args,
+the agent, then main's one loop of evaluation, rollout (collect_rollout: T vector steps
+into storage tensors), GAE (gae_batch: truncated episodes bootstrapped), clipped-surrogate
+epochs (ppo_update) and logging. The extras are objects the loop calls in one line each:
+Profiler (--profile), DemoTerm (--demos), VideoHook (--video-every), UpdatesCsv.
 
     python examples/ppo.py --task Reach-v1 --num-envs 32 --total-steps 150000 --out runs/ppo_reach
     ROBOSIM_POLICY=runs/ppo_reach/policy.pt robosim eval Reach-v1 \\
@@ -25,6 +27,8 @@ import shlex
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 import gymnasium as gym
@@ -159,11 +163,11 @@ class DeterministicActor(nn.Module):
         return torch.maximum(torch.minimum(self.net(x), self.high), self.low)
 
 
-def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tensor, torch.Tensor]:
+def flat_obs_stats(norm: NormalizeVecEnv) -> tuple[torch.Tensor, torch.Tensor]:
     """NormalizeVecEnv's per-leaf mean/std laid out like flatten_obs (the obs's key order,
     which the env's Dict spaces keep)."""
     pairs = []
-    for path, leaf in leaf_items(space):
+    for path, leaf in leaf_items(norm.single_observation_space):
         rms = (norm.obs_rms or {}).get(path or "obs")
         size = int(torch.tensor(leaf.shape).prod())
         pairs.append((torch.zeros(size), torch.ones(size)) if rms is None else
@@ -171,95 +175,254 @@ def flat_obs_stats(norm: NormalizeVecEnv, space: gym.Space) -> tuple[torch.Tenso
     return torch.cat([m for m, _ in pairs]), torch.cat([s for _, s in pairs])
 
 
+def deterministic_actor(agent: ActorCritic, envs: NormalizeVecEnv) -> DeterministicActor:
+    """The agent's mean action behind the env's current observation normalization."""
+    mean, std = flat_obs_stats(envs)
+    space = envs.single_action_space
+    return DeterministicActor(agent, mean, std, envs.clip_obs, torch.as_tensor(space.low), torch.as_tensor(space.high))
+
+
+def run_eval(actor: DeterministicActor, env, episodes: int, seed: int) -> tuple[float, float, dict]:
+    """success rate, mean return, and {"eval_ever_<flag>": share of episodes} of the task's stages."""
+    result = evaluate(env, lambda o: actor(flatten_obs(o)), episodes, seed=seed)
+    flags = {f"eval_ever_{key}": sum(v) / result.episodes for key, v in result.flags.items()}
+    return result.success_rate, sum(result.returns) / result.episodes, flags
+
+
+def evaluate_and_save(agent: ActorCritic, envs: NormalizeVecEnv, eval_env, episodes: int, path: str,
+                      env_steps: int) -> tuple[float, float, dict]:
+    """run_eval of the deterministic policy on eval_env (seed 10000), which is saved to path."""
+    actor = deterministic_actor(agent, envs)
+    result = run_eval(actor, eval_env, episodes, seed=10_000)
+    save_policy(path, actor, envs.env, extra={"algo": "ppo", "env_steps": env_steps})
+    return result
+
+
+def rollout_storage(T: int, N: int, obs_dim: int, act_dim: int) -> dict[str, torch.Tensor]:
+    """Zeroed (T, N, ...) tensors; row t is the transition (obs_t, action_t) -> (reward_t,
+    next obs). obs flat and normalized, rewards normalized; final_values: V(final obs)
+    where an episode was truncated at t, else 0; valid False: the env only reset."""
+    shapes = {"obs": (obs_dim,), "actions": (act_dim,), "logprobs": (), "rewards": (), "values": (), "final_values": ()}
+    buf = {name: torch.zeros((T, N, *shape)) for name, shape in shapes.items()}
+    return buf | {name: torch.zeros((T, N), dtype=torch.bool) for name in ("terminated", "truncated", "valid")}
+
+
+def collect_rollout(collector: RolloutCollector, agent: ActorCritic, buf: dict, prof: "Profiler") -> None:
+    """Fill buf with T collector steps of all N envs (collector.step calls policy, then steps them)."""
+    def policy(next_obs):
+        with prof.part("sample"), torch.no_grad():
+            x = flatten_obs(next_obs)
+            dist = agent.dist(x)
+            action = dist.sample()
+            return action, dist.log_prob(action).sum(-1), agent.value(x)
+
+    for step in range(buf["obs"].shape[0]):
+        with prof.part("step"):
+            tr = collector.step(policy)
+        buf["obs"][step] = flatten_obs(tr.obs)
+        buf["actions"][step], buf["logprobs"][step], buf["values"][step] = tr.action, tr.log_prob, tr.value
+        buf["rewards"][step], buf["terminated"][step], buf["truncated"][step], buf["valid"][step] = (
+            tr.reward, tr.terminated, tr.truncated, tr.valid)
+        # a truncated episode is not terminal: bootstrap it from V(its final obs), tr.next_obs
+        with prof.part("values"):
+            boot = tr.truncated & ~tr.terminated
+            if bool(boot.any()):
+                with torch.no_grad():
+                    v = agent.value(flatten_obs(tr.next_obs))
+                buf["final_values"][step] = torch.where(boot, v, torch.zeros_like(v))
+            else:
+                buf["final_values"][step] = 0.0
+
+
+def gae_batch(agent: ActorCritic, buf: dict, last_obs, args: Args, prof: "Profiler") -> dict[str, torch.Tensor]:
+    """buf's valid rows flattened to (B, ...), with GAE advantages and returns.
+    next_values[t] = V(true next obs of row t); the last row's from last_obs."""
+    with prof.part("values"), torch.no_grad():
+        next_value = agent.value(flatten_obs(last_obs))
+    next_values = torch.cat([buf["values"][1:], next_value.unsqueeze(0)], dim=0)
+    ended = buf["terminated"] | buf["truncated"]
+    next_values = torch.where(ended, buf["final_values"], next_values)
+    advantages, returns = compute_gae(buf["rewards"], buf["values"], next_values, buf["terminated"],
+                                      buf["truncated"], args.gamma, args.gae_lambda)
+    keep = buf["valid"].reshape(-1)
+    rows = {**{k: buf[k] for k in ("obs", "actions", "logprobs", "values")}, "advantages": advantages,
+            "returns": returns}
+    return {name: x.flatten(0, 1)[keep] for name, x in rows.items()}
+
+
+def ppo_update(agent: ActorCritic, optimizer: torch.optim.Optimizer, b: dict[str, torch.Tensor], args: Args,
+               demo: "DemoTerm") -> dict[str, float]:
+    """Clipped-surrogate epochs over shuffled minibatches of the batch b (gae_batch);
+    returns the update's diagnostics (losses of its last minibatch)."""
+    n = b["obs"].shape[0]
+    size = max(1, n // args.minibatches)
+    clipfracs, epochs_run = [], 0
+    for _ in range(args.epochs):
+        for idx in torch.randperm(n).split(size):
+            dist = agent.dist(b["obs"][idx])
+            logratio = dist.log_prob(b["actions"][idx]).sum(-1) - b["logprobs"][idx]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                old_approx_kl = (-logratio).mean()
+                approx_kl = ((ratio - 1) - logratio).mean()   # http://joschu.net/blog/kl-approx.html
+                clipfracs.append(((ratio - 1.0).abs() > args.clip).float().mean().item())
+            adv = b["advantages"][idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
+            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
+            v_loss = 0.5 * (agent.value(b["obs"][idx]) - b["returns"][idx]).square().mean()
+            entropy = dist.entropy().sum(-1).mean()
+            loss = demo.add_to(pg_loss + 0.5 * v_loss - args.ent_coef * entropy, agent, len(idx))
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
+            optimizer.step()
+        epochs_run += 1
+        if args.target_kl is not None and approx_kl.item() > args.target_kl:
+            break
+    returns, var_returns = b["returns"], b["returns"].var().item()
+    explained_var = float("nan") if var_returns == 0 else 1 - (returns - b["values"]).var().item() / var_returns
+    return {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item(),
+            "approx_kl": approx_kl.item(), "old_approx_kl": old_approx_kl.item(),
+            "clipfrac": sum(clipfracs) / len(clipfracs), "explained_variance": explained_var,
+            "epochs": epochs_run, "lr": optimizer.param_groups[0]["lr"], **demo.stats()}
+
+
+class DemoTerm:
+    """--demos, DAPG-style: each minibatch's loss gains weight x the squared error of the
+    policy's mean action on as many random demo steps (obs normalized as the rollout's);
+    weight = --demo-coef x max(0, 1 - env_steps / --demo-steps), set by at() before each
+    update. Without --demos the weight stays 0 and stats() is empty."""
+
+    def __init__(self, args: Args, eval_env, obs_dim: int):
+        self.coef, self.steps = args.demo_coef, args.demo_steps or args.total_steps
+        self.obs = self.actions = None
+        self.info: dict[str, int] = {}   # goes into the run's config
+        if args.demos:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
+            from bc import load_demo_steps
+            try:
+                self.obs, self.actions, episodes = load_demo_steps(args.demos, eval_env, obs_dim)
+            except ValueError as err:
+                sys.exit(f"ppo.py: error: {err}")
+            self.info = {"demo_episodes": episodes, "demo_env_steps": len(self.obs)}
+        self.weight, self.loss = 0.0, torch.zeros(())
+
+    def at(self, env_steps: int, envs: NormalizeVecEnv) -> "DemoTerm":
+        """Set the weight and observation normalization of the update starting at env_steps."""
+        self.weight = 0.0 if self.obs is None else self.coef * max(0.0, 1 - env_steps / self.steps)
+        self.loss = torch.zeros(())
+        if self.weight > 0:
+            self.mean, self.std, self.clip = *flat_obs_stats(envs), envs.clip_obs
+        return self
+
+    def add_to(self, loss: torch.Tensor, agent: ActorCritic, n: int) -> torch.Tensor:
+        """loss + weight x the demo term on n demo steps (loss itself while the weight is 0)."""
+        if self.weight <= 0:
+            return loss
+        j = torch.randint(len(self.obs), (n,))
+        x = ((self.obs[j] - self.mean) / self.std).clamp(-self.clip, self.clip)
+        self.loss = (agent.actor_mean(x) - self.actions[j]).square().sum(-1).mean()
+        return loss + self.weight * self.loss
+
+    def stats(self) -> dict[str, float]:
+        return {} if self.obs is None else {"demo_loss": self.loss.item(), "demo_weight": self.weight}
+
+
+class VideoHook:
+    """--video-every K: after every K-th iteration, a 16-env evaluation clip of the
+    deterministic policy (seed 20000) to <out>/videos/iterNNNNN.mp4, on a rendering env
+    built once (env is None without videos)."""
+
+    def __init__(self, args: Args, env_kwargs: dict):
+        self.every, self.dir = args.video_every, os.path.join(args.out, "videos")
+        self.env = robosim.make(args.task, num_envs=16, render_mode="rgb_array", render_size=(args.video_size,) * 2,
+                                **env_kwargs) if self.every else None
+
+    def after_iteration(self, iteration: int, agent: ActorCritic, envs: NormalizeVecEnv, prof: "Profiler") -> None:
+        if not self.every or iteration % self.every:
+            return
+        with prof.part("video"):
+            os.makedirs(self.dir, exist_ok=True)
+            recorder = RecordEpisode(self.env, video=os.path.join(self.dir, f"iter{iteration:05d}.mp4"))
+            try:
+                run_eval(deterministic_actor(agent, envs), recorder, 16, seed=20_000)
+            finally:
+                recorder.close(close_env=False)   # self.env records the next clip too
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+
+
+class Profiler:
+    """Wall time of each iteration's parts (always measured; --profile writes them):
+    iterations[k] = {"env": collector.step less the policy call, "policy": sampling and
+    bootstrap values, "update", "iteration" (the whole iteration but its clip), "video"}."""
+
+    def __init__(self):
+        self.iterations: list[dict[str, float]] = []
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        yield
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+    def start_iteration(self) -> None:
+        self.seconds, self.t0 = {}, time.perf_counter()
+
+    def end_iteration(self) -> None:
+        s = self.seconds
+        s["iteration"] = time.perf_counter() - self.t0 - s.get("video", 0.0)
+        self.iterations.append({"env": s.pop("step") - s["sample"], "policy": s.pop("sample") + s.pop("values"), **s})
+
+
+class UpdatesCsv:
+    """<out>/updates.csv: a row (iteration, env_steps, the update's stats) per update,
+    flushed at once; the columns are the first update's."""
+
+    def __init__(self, path: str):
+        self.file, self.writer = open(path, "w", newline=""), None
+
+    def write(self, iteration: int, env_steps: int, stats: dict[str, float]) -> None:
+        if self.writer is None:
+            self.writer = csv.DictWriter(self.file, fieldnames=["iteration", "env_steps", *stats])
+            self.writer.writeheader()
+        self.writer.writerow({"iteration": iteration, "env_steps": env_steps, **stats})
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
-
-    # envs: training (normalized), evaluation, and (--video-every) a rendering one built once
     env_kwargs = {"reward_mode": args.reward_mode, **({"robot": args.robot} if args.robot else {})}
-    venv = robosim.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep", **env_kwargs)
-    envs = NormalizeVecEnv(venv, norm_obs=True, norm_rew=True, gamma=args.gamma)
+    envs = NormalizeVecEnv(robosim.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep",
+                                            **env_kwargs), norm_obs=True, norm_rew=True, gamma=args.gamma)
     eval_env = robosim.make(args.task, num_envs=min(16, args.eval_episodes), **env_kwargs)
-    video_env = robosim.make(args.task, num_envs=16, render_mode="rgb_array", render_size=(args.video_size,) * 2,
-                             **env_kwargs) if args.video_every else None
-    space = venv.single_observation_space
-    obs_dim = gym.spaces.flatdim(space)   # the width of flatten_obs(obs)
-    act_low = torch.as_tensor(venv.single_action_space.low)
-    act_high = torch.as_tensor(venv.single_action_space.high)
-
-    agent = ActorCritic(obs_dim, len(act_low), args.hidden)
+    video = VideoHook(args, env_kwargs)
+    obs_dim, act_dim = gym.spaces.flatdim(envs.single_observation_space), envs.single_action_space.shape[0]
+    agent = ActorCritic(obs_dim, act_dim, args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    demo_obs = demo_actions = None
-    demo_info = {}
-    if args.demos:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
-        from bc import load_demo_steps
-        try:
-            demo_obs, demo_actions, episodes = load_demo_steps(args.demos, eval_env, obs_dim)
-        except ValueError as err:
-            sys.exit(f"ppo.py: error: {err}")
-        demo_info = {"demo_episodes": episodes, "demo_env_steps": len(demo_obs)}
-    log = RunLog(args.out, {**asdict(args), **demo_info}, f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
+    demo = DemoTerm(args, eval_env, obs_dim)
+    log = RunLog(args.out, {**asdict(args), **demo.info}, f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
                  command=shlex.join(["python", "examples/ppo.py", *(sys.argv[1:] if argv is None else argv)]))
-
-    # storage: row t of every (T, N) tensor is the transition (obs_t, action_t) -> (reward_t, next obs)
+    updates, prof = UpdatesCsv(log.path("updates.csv")), Profiler()
     T, N = args.num_steps, args.num_envs
-    obs = torch.zeros((T, N, obs_dim))
-    actions = torch.zeros((T, N, len(act_low)))
-    logprobs, rewards, values = torch.zeros((T, N)), torch.zeros((T, N)), torch.zeros((T, N))
-    final_values = torch.zeros((T, N))   # V(final obs) where an episode was truncated at t
-    terminated, truncated = torch.zeros((T, N), dtype=torch.bool), torch.zeros((T, N), dtype=torch.bool)
-    valid = torch.zeros((T, N), dtype=torch.bool)   # False: the env only reset (not a transition)
+    buf = rollout_storage(T, N, obs_dim, act_dim)
     collector = RolloutCollector(envs, T)   # the stepping primitive; its own (T, N) buffers stay unused
-
-    seconds: dict[str, float] = {}   # wall time of this iteration's parts (--profile)
-
-    def timed(part: str, t0: float) -> None:
-        seconds[part] = seconds.get(part, 0.0) + time.perf_counter() - t0
-
-    def policy(next_obs):
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            x = flatten_obs(next_obs)
-            dist = agent.dist(x)
-            action = dist.sample()
-            out = action, dist.log_prob(action).sum(-1), agent.value(x)
-        timed("sample", t0)
-        return out
-
-    def deterministic_actor() -> DeterministicActor:
-        mean, std = flat_obs_stats(envs, space)
-        return DeterministicActor(agent, mean, std, envs.clip_obs, act_low, act_high)
-
-    def run_eval(actor: DeterministicActor, env, episodes: int, seed: int) -> tuple[float, float, dict]:
-        """success rate, mean return, and {"eval_ever_<flag>": share of episodes} of the task's stages."""
-        result = evaluate(env, lambda o: actor(flatten_obs(o)), episodes, seed=seed)
-        flags = {f"eval_ever_{key}": sum(v) / result.episodes for key, v in result.flags.items()}
-        return result.success_rate, sum(result.returns) / result.episodes, flags
-
-    def record_video(iteration: int) -> None:
-        path = log.path(os.path.join("videos", f"iter{iteration:05d}.mp4"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        recorder = RecordEpisode(video_env, video=path)
-        try:
-            run_eval(deterministic_actor(), recorder, 16, seed=20_000)
-        finally:
-            recorder.close(close_env=False)   # video_env records the next clip too
-
-    updates_file = open(log.path("updates.csv"), "w", newline="")
-    updates_csv = None
-    profile: list[dict[str, float]] = []
     collector.reset(seed=args.seed)
     start, env_steps, next_eval, iteration, stats = time.perf_counter(), 0, 0, 0, {}
-    batch = T * N
     with tqdm(total=args.total_steps, unit="step", desc=f"PPO {args.task}") as bar:
         while env_steps < args.total_steps:
             if env_steps >= next_eval:
-                actor = deterministic_actor()
-                success, ret, flags = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
-                save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
+                success, ret, flags = evaluate_and_save(agent, envs, eval_env, args.eval_episodes,
+                                                        log.path("policy.pt"), env_steps)
                 log.add_eval(env_steps, time.perf_counter() - start, success, ret, load_1min=os.getloadavg()[0],
                              **flags, **collector.pop_episode_stats(), **stats)
                 bar.set_postfix(success=f"{success:.2f}")
@@ -269,119 +432,28 @@ def main(argv: list[str] | None = None) -> dict:
             iteration += 1
             if args.anneal_lr:
                 optimizer.param_groups[0]["lr"] = args.lr * (1 - env_steps / args.total_steps)
-            seconds.clear()
-            iteration_start = time.perf_counter()
+            prof.start_iteration()
+            collect_rollout(collector, agent, buf, prof)
+            batch = gae_batch(agent, buf, collector.obs, args, prof)
+            with prof.part("update"):
+                stats = ppo_update(agent, optimizer, batch, args, demo.at(env_steps, envs))
+            env_steps += T * N
+            bar.update(T * N)
+            updates.write(iteration, env_steps, stats)
+            video.after_iteration(iteration, agent, envs, prof)
+            prof.end_iteration()
 
-            # rollout: T steps of all N envs (collector.step calls policy, then steps the envs)
-            for step in range(T):
-                t0 = time.perf_counter()
-                tr = collector.step(policy)
-                timed("step", t0)
-                obs[step] = flatten_obs(tr.obs)
-                actions[step], logprobs[step], values[step] = tr.action, tr.log_prob, tr.value
-                rewards[step], terminated[step], truncated[step], valid[step] = (
-                    tr.reward, tr.terminated, tr.truncated, tr.valid)
-                # a truncated episode is not terminal: bootstrap it from V(its final obs), tr.next_obs
-                t0 = time.perf_counter()
-                boot = tr.truncated & ~tr.terminated
-                if bool(boot.any()):
-                    with torch.no_grad():
-                        v = agent.value(flatten_obs(tr.next_obs))
-                    final_values[step] = torch.where(boot, v, torch.zeros_like(v))
-                else:
-                    final_values[step] = 0.0
-                timed("values", t0)
-
-            # GAE: next_values[t] = V(true next obs of row t); the last row's from the current obs
-            t0 = time.perf_counter()
-            with torch.no_grad():
-                next_value = agent.value(flatten_obs(collector.obs))
-            timed("values", t0)
-            next_values = torch.cat([values[1:], next_value.unsqueeze(0)], dim=0)
-            next_values = torch.where(terminated | truncated, final_values, next_values)
-            advantages, returns = compute_gae(rewards, values, next_values, terminated, truncated,
-                                              args.gamma, args.gae_lambda)
-            keep = valid.reshape(-1)
-            b_obs, b_actions = obs.reshape(batch, -1)[keep], actions.reshape(batch, -1)[keep]
-            b_logprobs, b_values = logprobs.reshape(-1)[keep], values.reshape(-1)[keep]
-            b_advantages, b_returns = advantages.reshape(-1)[keep], returns.reshape(-1)[keep]
-
-            # update: clipped-surrogate epochs over shuffled minibatches of the valid rows
-            t0 = time.perf_counter()
-            n = b_obs.shape[0]
-            size = max(1, n // args.minibatches)
-            clipfracs, epochs_run, demo_loss = [], 0, torch.zeros(())
-            demo_weight = 0.0 if demo_obs is None else args.demo_coef * max(
-                0.0, 1 - env_steps / (args.demo_steps or args.total_steps))
-            if demo_weight > 0:   # demo observations normalized as the rollout's are now
-                demo_mean, demo_std = flat_obs_stats(envs, space)
-            for _ in range(args.epochs):
-                for idx in torch.randperm(n).split(size):
-                    dist = agent.dist(b_obs[idx])
-                    logratio = dist.log_prob(b_actions[idx]).sum(-1) - b_logprobs[idx]
-                    ratio = logratio.exp()
-                    with torch.no_grad():
-                        old_approx_kl = (-logratio).mean()
-                        approx_kl = ((ratio - 1) - logratio).mean()   # http://joschu.net/blog/kl-approx.html
-                        clipfracs.append(((ratio - 1.0).abs() > args.clip).float().mean().item())
-                    adv = b_advantages[idx]
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
-                    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
-                    v_loss = 0.5 * (agent.value(b_obs[idx]) - b_returns[idx]).square().mean()
-                    entropy = dist.entropy().sum(-1).mean()
-                    loss = pg_loss + 0.5 * v_loss - args.ent_coef * entropy
-                    if demo_weight > 0:
-                        j = torch.randint(len(demo_obs), (len(idx),))
-                        x = ((demo_obs[j] - demo_mean) / demo_std).clamp(-envs.clip_obs, envs.clip_obs)
-                        demo_loss = (agent.actor_mean(x) - demo_actions[j]).square().sum(-1).mean()
-                        loss = loss + demo_weight * demo_loss
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
-                    optimizer.step()
-                epochs_run += 1
-                if args.target_kl is not None and approx_kl.item() > args.target_kl:
-                    break
-            timed("update", t0)
-
-            var_returns = b_returns.var().item()
-            explained_var = float("nan") if var_returns == 0 else 1 - (b_returns - b_values).var().item() / var_returns
-            stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.item(),
-                     "approx_kl": approx_kl.item(), "old_approx_kl": old_approx_kl.item(),
-                     "clipfrac": sum(clipfracs) / len(clipfracs), "explained_variance": explained_var,
-                     "epochs": epochs_run, "lr": optimizer.param_groups[0]["lr"]}
-            if demo_obs is not None:
-                stats.update(demo_loss=demo_loss.item(), demo_weight=demo_weight)
-            env_steps += batch
-            bar.update(batch)
-            if updates_csv is None:
-                updates_csv = csv.DictWriter(updates_file, fieldnames=["iteration", "env_steps", *stats])
-                updates_csv.writeheader()
-            updates_csv.writerow({"iteration": iteration, "env_steps": env_steps, **stats})
-            updates_file.flush()
-            timed("iteration", iteration_start)
-            if args.video_every and iteration % args.video_every == 0:
-                t0 = time.perf_counter()
-                record_video(iteration)
-                timed("video", t0)
-            profile.append({"env": seconds.pop("step") - seconds["sample"],   # collector.step less the policy call
-                            "policy": seconds.pop("sample") + seconds.pop("values"), **seconds})
-
-    actor = deterministic_actor()
-    success, ret, flags = run_eval(actor, eval_env, args.eval_episodes, seed=10_000)
-    save_policy(log.path("policy.pt"), actor, venv, extra={"algo": "ppo", "env_steps": env_steps})
+    success, ret, flags = evaluate_and_save(agent, envs, eval_env, args.eval_episodes, log.path("policy.pt"), env_steps)
     torch.save({"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "normalizer": envs.state_dict()},
                log.path("train_state.pt"))
     log.summary = {**log.summary, "final_success": success, "env_steps": env_steps,
                    "wall_s": round(time.perf_counter() - start, 2), "torch_threads": torch.get_num_threads()}
     log.add({"env_steps": env_steps, "wall_s": log.summary["wall_s"], "eval_success": success,
              "eval_return": round(ret, 4), **flags, **collector.pop_episode_stats(), **stats})
-    updates_file.close()
-    for env in (envs, eval_env, video_env):
-        if env is not None:
-            env.close()
-    if args.profile and profile:
-        write_profile(log.path("profile.json"), profile, args.video_every, log.summary["wall_s"])
+    for closable in (updates, envs, eval_env, video):
+        closable.close()
+    if args.profile and prof.iterations:
+        write_profile(log.path("profile.json"), prof.iterations, args.video_every, log.summary["wall_s"])
     print(f"final eval success {success:.2f} after {env_steps} env steps, {log.summary['wall_s']} s; "
           f"logs in {args.out}")
     return log.summary

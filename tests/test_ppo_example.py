@@ -1,5 +1,6 @@
 """examples/ppo.py: its flags, the diagnostics it logs per update, --target-kl early
-stopping, --profile and --video-every, on tiny seeded Reach-v1 runs (real physics)."""
+stopping, --profile and --video-every (which leave training unchanged), on tiny seeded
+Reach-v1 runs (real physics)."""
 from __future__ import annotations
 
 import csv
@@ -45,9 +46,15 @@ def test_flags_fill_args_and_bad_values_are_refused(ppo):
             ppo.parse_args(bad)
 
 
-def test_every_update_logs_finite_diagnostics(ppo, tmp_path):
-    out = tmp_path / "run"
-    summary = ppo.main([*TINY, "--out", str(out)])
+@pytest.fixture(scope="module")
+def tiny_run(ppo, tmp_path_factory):
+    """(out dir, summary) of a TINY run with every default flag."""
+    out = tmp_path_factory.mktemp("tiny") / "run"
+    return out, ppo.main([*TINY, "--out", str(out)])
+
+
+def test_every_update_logs_finite_diagnostics(tiny_run):
+    out, summary = tiny_run
     assert summary["env_steps"] == 256
     rows = updates(out)
     assert [int(r["iteration"]) for r in rows] == list(range(1, 9))   # 256 steps / (8 steps x 4 envs)
@@ -72,9 +79,10 @@ def test_target_kl_stops_the_epochs_of_every_update_early(ppo, tmp_path):
     assert all(math.isfinite(r[key]) for r in stopped for key in DIAGNOSTICS)
 
 
-def test_profile_and_video_every_write_their_files(ppo, tmp_path):
+def test_profile_and_video_every_write_their_files_and_leave_training_unchanged(ppo, tmp_path, tiny_run):
     out = tmp_path / "run"
     ppo.main([*TINY, "--profile", "--video-every", "4", "--out", str(out)])
+    assert updates(out) == updates(tiny_run[0])   # the same seed trains the same without them
     profile = json.load(open(out / "profile.json"))
     assert profile["iterations"] == 8 and profile["torch_threads"] == 1
     parts = profile["fraction_of_iteration"]
