@@ -21,7 +21,7 @@ for the stages that read the scene; BaseEnv is a BatchedEnv (robosim.envs.protoc
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -38,9 +38,19 @@ from robosim.core.version import __version__
 from robosim.envs.spec import RENDER_MODES, EnvSpec, registered_id
 from robosim.envs.task import Task
 from robosim.envs.task_checks import TaskOutputCheck
-from robosim.randomization import EnvRandomStreams
+from robosim.randomization import EnvRandomStreams, StreamsSnapshot
 from robosim.randomization.manager import EventManager
 from robosim.sim import SimScene, backend_device, resolve_backend
+
+
+class SavedState(NamedTuple):
+    """What save_state keeps: get_state() (N, S) and what it does not hold."""
+
+    state: torch.Tensor
+    elapsed_steps: torch.Tensor
+    event_timers: Any
+    streams: StreamsSnapshot
+    wrenches: Any
 
 
 class BaseEnv(gym.Env):
@@ -74,7 +84,7 @@ class BaseEnv(gym.Env):
                                           1.0 / task.control_freq, self.elapsed_steps)
         if spec.seed is not None:   # seeded from the first build on: assets of env i depend on (seed_i, build r)
             self._rng.seed(checks.to_seeds("seed", spec.seed, torch.arange(self.num_envs)), np.arange(self.num_envs))
-        self._saved_states: dict[int, tuple] = {}
+        self._saved_states: dict[int, SavedState] = {}
         self._next_state_id = self._full_resets = 0
         self._task_check = TaskOutputCheck(type(self.task).__name__, self.num_envs, self.device)
         self.parts: EnvParts | None = None
@@ -104,7 +114,6 @@ class BaseEnv(gym.Env):
         if self.parts is not None:
             self.parts.sim.close()
             self.parts = None
-        self._build_seeds = self._rng.base_seeds.clone()
         build_rng = self._rng.next_build()
         parts = build_parts(self._recipe, self.robot, self.randomization.object_modifiers(),
                             self.task.build_scene, build_rng)
@@ -162,8 +171,8 @@ class BaseEnv(gym.Env):
         super().reset(seed=seeds[0] if seeds is not None else None)
         if seeds is not None:
             self._rng.seed(seeds, idx_np)
-            if not partial and self._randomizes_build and not torch.equal(self._build_seeds, self._rng.base_seeds):
-                self._rng.builds = 0     # assets of a seeded full reset: build 0 of the new seeds
+            if not partial and self._randomizes_build and self._rng.seeds_changed_since_build():
+                self._rng.restart_builds()     # assets of a seeded full reset: build 0 of the new seeds
                 reconfigure = True
         if not partial:
             if self.reconfiguration_freq and self._full_resets % self.reconfiguration_freq == 0 and self._full_resets:
@@ -292,9 +301,8 @@ class BaseEnv(gym.Env):
         state_id = self._next_state_id
         state = self.get_state().clone()
         self.set_state(state)
-        self._saved_states[state_id] = (state, self.elapsed_steps.clone(), self.randomization.get_timers(),
-                                        self._rng.base_seeds.clone(), self._rng.episode.clone(),
-                                        self.sim.wrench_snapshot())
+        self._saved_states[state_id] = SavedState(state, self.elapsed_steps.clone(), self.randomization.get_timers(),
+                                                  self._rng.snapshot(), self.sim.wrench_snapshot())
         self._next_state_id += 1
         return state_id
 
@@ -302,13 +310,12 @@ class BaseEnv(gym.Env):
         """Put every env back to snapshot `state_id` (physics, task, elapsed_steps, timers)."""
         if isinstance(state_id, bool) or state_id not in self._saved_states:
             raise ValueError(f"state_id must be an id returned by save_state, got {state_id!r}")
-        state, elapsed, timers, seeds, episodes, wrenches = self._saved_states[state_id]
-        self.set_state(state)
-        self.sim.restore_wrenches(wrenches)
-        self.elapsed_steps.copy_(elapsed)
-        self.randomization.set_timers(timers)
-        self._rng.base_seeds.copy_(seeds)
-        self._rng.episode.copy_(episodes)
+        saved = self._saved_states[state_id]
+        self.set_state(saved.state)
+        self.sim.restore_wrenches(saved.wrenches)
+        self.elapsed_steps.copy_(saved.elapsed_steps)
+        self.randomization.set_timers(saved.event_timers)
+        self._rng.restore(saved.streams)
 
     def remove_state(self, state_id: int) -> None:
         if state_id not in self._saved_states:
@@ -329,7 +336,7 @@ class BaseEnv(gym.Env):
     def build_seeds(self) -> list[int]:
         """The per-env base seeds the current scene's build draws came from (make(seed=...)
         with this list rebuilds the same assets)."""
-        return [int(v) for v in self._build_seeds.tolist()]
+        return [int(v) for v in self._rng.build_seeds.tolist()]
 
     @property
     def _randomizes_build(self) -> bool:

@@ -16,11 +16,13 @@ leftovers in the directory it writes to.
 """
 from __future__ import annotations
 
+
 import json
 import os
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from robosim.record.files import LOCK_SUFFIX, OutputLock, remove_stale_lock
@@ -180,15 +182,8 @@ def _recover_parts(path: str, directory: str, force: bool, report: RecoverReport
             report.skipped.append((path, "no finished episode (removed)"))
         return
     stem, ext = os.path.splitext(name)
-    target, lock = _claim_free_name(directory, stem, ext)
-    try:
-        written, _ = merge_parts(path, target)
-    except OSError as err:
-        report.errors.append((path, f"cannot write {target!r}: {err}; the episodes stay in place"))
-        return
-    finally:
-        lock.release()
-    report.recovered.append((path, target, written))
+    _move_into_place(path, directory, stem, ext, lambda target: merge_parts(path, target)[0],
+                     "cannot write {target!r}: {err}; the episodes stay in place", report)
 
 
 def _recover_video(path: str, directory: str, force: bool, report: RecoverReport) -> None:
@@ -202,15 +197,23 @@ def _recover_video(path: str, directory: str, force: bool, report: RecoverReport
         report.skipped.append((path, "no playable frame (left in place)"))
         return
     stem = match.group(1) if match else name[1:].split(".")[0]
-    target, lock = _claim_free_name(directory, stem, ".mp4")
+    _move_into_place(path, directory, stem, ".mp4", lambda target: (os.replace(path, target), frames)[1],
+                     "cannot rename it to {target!r}: {err}", report)
+
+
+def _move_into_place(path: str, directory: str, stem: str, ext: str, move: Callable[[str], int],
+                     failure: str, report: RecoverReport) -> None:
+    """Claim a free final name STEM[-k]EXT in `directory`, run move(target) -> count,
+    and report the recovery, or the OSError (`failure` formatted with target and err)."""
+    target, lock = _claim_free_name(directory, stem, ext)
     try:
-        os.replace(path, target)
+        count = move(target)
     except OSError as err:
-        report.errors.append((path, f"cannot rename it to {target!r}: {err}"))
+        report.errors.append((path, failure.format(target=target, err=err)))
         return
     finally:
         lock.release()
-    report.recovered.append((path, target, frames))
+    report.recovered.append((path, target, count))
 
 
 def recover(directory: str, force: bool = False) -> RecoverReport:
