@@ -3,6 +3,20 @@
 Importing this package registers all 15 built-in tasks (each module registers its task
 with `robosim.register_task`); setup.cfg lists the same ids under the `robosim.tasks`
 entry point group, which is how `robosim.list_tasks()` finds them without importing them."""
-from robosim_tasks import lift_peg_upright, open_drawer, peg_insertion_side, pick_cube, pick_object  # noqa: F401
-from robosim_tasks import place_sphere, poke_cube, pull_cube, push_cube, push_t, reach  # noqa: F401
-from robosim_tasks import roll_ball, stack_cube, stack_pyramid, turn_knob  # noqa: F401
+from robosim_tasks import (  # noqa: F401  (importing registers each task)
+    lift_peg_upright,
+    open_drawer,
+    peg_insertion_side,
+    pick_cube,
+    pick_object,
+    place_sphere,
+    poke_cube,
+    pull_cube,
+    push_cube,
+    push_t,
+    reach,
+    roll_ball,
+    stack_cube,
+    stack_pyramid,
+    turn_knob,
+)

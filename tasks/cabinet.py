@@ -15,8 +15,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from robosim.sim.objects import ArticulationModel, Box, Capsule, Joint, Link, Material
 from robosim_assets import asset_path
+
+from robosim.sim.objects import ArticulationModel, Box, Capsule, Joint, Link, Material
 
 CABINET_JSON = asset_path("cabinet.json")
 
@@ -30,7 +31,7 @@ class CabinetSpec:
     handle: dict
 
     @classmethod
-    def load(cls, path: str | Path = CABINET_JSON) -> "CabinetSpec":
+    def load(cls, path: str | Path = CABINET_JSON) -> CabinetSpec:
         """Read a cabinet description (the layout of assets/cabinet.json)."""
         path = Path(path)
         if not path.is_file():

@@ -32,8 +32,16 @@ import math
 
 import torch
 
-from robosim.core.rotations import (axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_between,
-                                    rotation_log, wrap_angle, yaw_quat)
+from robosim.core.rotations import (
+    axis_angle_matrix,
+    matmul3,
+    quat_to_matrix,
+    quat_yaw,
+    rotation_between,
+    rotation_log,
+    wrap_angle,
+    yaw_quat,
+)
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import Box, RigidObject

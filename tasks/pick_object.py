@@ -17,8 +17,8 @@ import numpy as np
 import torch
 import trimesh
 
-from robosim.envs import Task, register_task
 from robosim.core.rotations import yaw_quat
+from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy
 from robosim.sim import Box, Cylinder, Mesh, RigidObject
 

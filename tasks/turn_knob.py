@@ -32,7 +32,6 @@ test_turn_knob.py): panda and xarm7 100% (pd_ee_delta_pose), so100 98%
 """
 from __future__ import annotations
 
-
 import torch
 
 from robosim.envs import Task, register_task

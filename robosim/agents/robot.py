@@ -12,9 +12,9 @@ import torch
 
 from robosim.agents.controllers import GripperController, make_arm_controller
 from robosim.agents.kinematics import SerialChain
-from robosim.core.rotations import matmul3, matrix_to_quat, matvec3, quat_to_matrix
 from robosim.agents.model import RobotModel
 from robosim.agents.spec import RobotSpec
+from robosim.core.rotations import matmul3, matrix_to_quat, matvec3, quat_to_matrix
 from robosim.sim.scene import SimScene
 from robosim.sim.views import ArticulationView
 
@@ -210,7 +210,8 @@ class Robot:
             qpos = self.view.qpos(copy=False)   # only read here
         if qpos.device.type == "cpu":   # float64 numpy: a few microseconds per operation instead of torch's ~5
             q = (qpos.detach() if qpos.requires_grad else qpos).numpy()
-            if last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype and last[1].tobytes() == q.tobytes():
+            if (last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype
+                    and last[1].tobytes() == q.tobytes()):
                 return last[2].clone() if copy else last[2]
             values = self.chain.values_numpy(q[:, :self.arm_dof], version)
             pos, rot = values[:, :3], values[:, 3:12].reshape(-1, 3, 3)   # read only

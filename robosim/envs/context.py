@@ -8,7 +8,7 @@ Nothing here can step, reset or reconfigure the env.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -53,7 +53,7 @@ class TaskContext:
     num_envs = property(lambda self: self._num_envs, doc="N, the number of envs.")
     device = property(lambda self: self._device, doc="torch.device of every env tensor.")
     elapsed_steps = property(lambda self: self._elapsed_steps,
-                             doc="int32 (N,): control steps since each env's reset (the env's tensor; read it, never write it).")
+                             doc="int32 (N,): control steps since each env's reset (the env's own tensor: read only).")
     robot = property(lambda self: self._robot, doc="The robosim.agents.Robot of these envs.")
     reward_mode = property(lambda self: self._reward_mode, doc="The env's reward mode.")
 

@@ -88,7 +88,7 @@ class PhasePolicy:
     (ctx.robot), phase int64 (N,), timer int64 (N,) (control steps in the current
     phase). Subclasses implement `act()`."""
 
-    def __init__(self, task: "Task"):
+    def __init__(self, task: Task):
         self.task = task
         self.ctx = task.ctx
         self.robot = task.ctx.robot
@@ -123,7 +123,7 @@ class PickAndPlacePolicy(PhasePolicy):
     lift = 0.08        # m above the object's centre to approach from
     release = False    # True: open and rise after placing
 
-    def cube(self) -> "ActorView":
+    def cube(self) -> ActorView:
         raise NotImplementedError(f"{type(self).__name__} must implement cube() -> the ActorView to pick")
 
     def place_target(self) -> torch.Tensor:

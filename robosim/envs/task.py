@@ -27,7 +27,8 @@ Register a task with `@robosim.register_task("MyTask-v1")` or through the
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

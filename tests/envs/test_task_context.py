@@ -46,14 +46,15 @@ def test_bad_context_arguments_are_refused_by_name(env):
         TaskContext(0, cpu, steps, env.robot, parts)
     with pytest.raises(TypeError, match="device must be a torch.device, got str"):
         TaskContext(N, "cpu", steps, env.robot, parts)
-    with pytest.raises(TypeError, match=r"elapsed_steps must be an int32 tensor of shape \(2,\) on cpu, got torch.int64"):
+    wrong = r"elapsed_steps must be an int32 tensor of shape \(2,\) on cpu, got torch.int64 \(2,\) on cpu"
+    with pytest.raises(TypeError, match=wrong):
         TaskContext(N, cpu, steps.long(), env.robot, parts)
     with pytest.raises(TypeError, match="robot must be a robosim.agents.Robot, got BaseEnv"):
         TaskContext(N, cpu, steps, env, parts)
     with pytest.raises(TypeError, match="parts must be a callable"):
         TaskContext(N, cpu, steps, env.robot, env.parts)
     with pytest.raises(RuntimeError, match="no scene is built"):
-        TaskContext(N, cpu, steps, env.robot, parts).sim
+        _ = TaskContext(N, cpu, steps, env.robot, parts).sim
     with pytest.raises(TypeError, match="context must be a robosim.envs.context.TaskContext, got BaseEnv"):
         type(env.task)(env)
 
