@@ -15,9 +15,9 @@ import sys
 import torch
 
 import robosim
-from robosim.envs.solutions import PickAndPlacePolicy    # the scripted-solution API
+from robosim.envs.solutions import PickAndPlacePolicy  # the scripted-solution API
 from robosim.sim import Box, RigidObject
-from robosim_tasks.common import place_on_ground          # helpers of the built-in tasks
+from robosim_tasks.common import place_on_ground  # helpers of the built-in tasks
 
 HALF = 0.02
 LIFT_HEIGHT = 0.1
@@ -39,7 +39,7 @@ class LiftCubeTask(robosim.Task):
 
     def evaluate(self):
         height = self.cube.pose()[:, 2] - HALF
-        fail = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)   # on the env's device (physx_cuda: the GPU)
+        fail = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)   # on the env's device
         return {"success": height > LIFT_HEIGHT, "fail": fail, "height": height}
 
     def dense_reward(self, info):                     # <= 0, and 0 on success: hovering never pays more

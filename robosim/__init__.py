@@ -21,7 +21,7 @@ def make_vec(task_id: str, num_envs: int = 1, autoreset_mode="NextStep", workers
 
     return make_ray_vec(task_id, num_envs, workers, autoreset_mode, ray_address, **env_kwargs)
 
-__all__ = ["EnvSpec", "Task", "get_task", "list_robots", "list_tasks", "make", "make_vec", "register_robot", "register_task",
-           "__version__"]
+__all__ = ["EnvSpec", "Task", "get_task", "list_robots", "list_tasks", "make", "make_vec", "register_robot",
+           "register_task", "__version__"]
 
 register_gym_ids()

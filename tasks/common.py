@@ -5,7 +5,8 @@ import math
 
 import torch
 
-from robosim.core.rotations import IDENTITY_QUAT, yaw_quat
+from robosim.core import rotations
+from robosim.core.rotations import IDENTITY_QUAT
 from robosim.randomization import BatchRandom
 from robosim.sim import ActorView, Box, RigidObject, SimScene, Sphere
 
@@ -50,7 +51,7 @@ def place_on_ground(rng: BatchRandom, half_size: float, xy_low: float, xy_high: 
     xy = rng.uniform(xy_low, xy_high, (2,))
     yaw = rng.uniform(0.0, 2 * math.pi)
     z = torch.full((len(rng), 1), half_size, device=rng.device)
-    return torch.cat([xy, z, yaw_quat(yaw)], dim=1)
+    return torch.cat([xy, z, rotations.yaw_quat(yaw)], dim=1)
 
 
 def identity_poses(n: int, positions: torch.Tensor) -> torch.Tensor:
@@ -92,9 +93,8 @@ class CubeToGoalMixin(GoalPointMixin):
         return {"goal_pos": self.goal_pos.clone(), "obj_pose": obj_pose, "tcp_to_obj_pos": obj_pose[:, :3] - tcp}
 
 
-# robosim 0.1.0 defined the yaw helpers here; they moved to robosim.core.rotations. The
-# shim answers only names this module does not bind itself (yaw_quat warns once this
-# module stops importing it under that name).
+# robosim 0.1.0 defined the yaw helpers here; they moved to robosim.core.rotations. Both
+# names are shims (this module binds neither itself).
 from robosim.core.deprecation import moved_names  # noqa: E402  (the shim stays at the end, apart)
 
 __getattr__ = moved_names(__name__, {"quat_yaw": "robosim.core.rotations:quat_yaw",

@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import torch
 
 import robosim
 
@@ -28,6 +29,7 @@ MOVED = [
     ("robosim_tasks.scripted", "quat_yaw", "robosim.core.rotations"),
     ("robosim_tasks.common", "quat_yaw", "robosim.core.rotations"),
     ("robosim_tasks.common", "yaw_quat", "robosim.core.rotations"),
+    ("robosim.envs.solutions", "yaw_quat", "robosim.core.rotations"),
     *(("robosim.agents.kinematics", name, "robosim.core.rotations") for name in (
         "rpy_to_matrix", "axis_angle_matrix", "matmul3", "matvec3", "matrix_to_quat", "quat_to_matrix",
         "rotation_log")),
@@ -127,3 +129,31 @@ def test_registering_the_builtin_class_again_or_a_new_id_does_not_warn(restore_p
 
     TASKS.entries.pop("PublicApiTestOwn-v1")
     gym.registry.pop("robosim/PublicApiTestOwn-v1")
+
+
+def test_call_forms_of_0_1_0_still_work_and_warn():
+    """0.1.0's scripted-policy code passed the env: PhasePolicy(env), ee_action(env, ...),
+    is_grasped(robot, qpos, ...). Each still answers as the new form does, with a warning."""
+    from robosim.envs import solutions
+
+    env = robosim.make("PickCube-v1", num_envs=2)
+    try:
+        env.reset(seed=0)
+        policy_class = type(env.task.solution_policy())
+        with pytest.warns(DeprecationWarning, match=r"\(env\) is deprecated: call .*\(env\.task\)"):
+            old = policy_class(env)
+        assert old.task is env.task
+        assert torch.equal(old(), policy_class(env.task)())
+        target = env.task.robot.tcp_pose()[:, :3] + 0.05
+        gripper = torch.ones(2)
+        with pytest.warns(DeprecationWarning, match=r"ee_action\(env, \.\.\.\) is deprecated"):
+            action = solutions.ee_action(env, target, None, gripper)
+        assert torch.equal(action, solutions.ee_action(env.task.robot, target, None, gripper))
+        cube = env.task.cube.pose()[:, :3]
+        with pytest.warns(DeprecationWarning, match="is_between_jaws"):
+            grasped = solutions.is_grasped(env.task.robot, env.task.robot.qpos, cube, 0.02)
+        assert torch.equal(grasped, env.task.robot.is_between_jaws(cube, 0.02))
+        with pytest.raises(TypeError, match="task must be a robosim.envs.task.Task, got int"):
+            policy_class(3)
+    finally:
+        env.close()

@@ -25,7 +25,8 @@ STEP_PATH = [
     ("robosim/envs/base_env.py", "BaseEnv", ["step", "_evaluate", "_reward"]),
     ("robosim/envs/observations.py", "ObservationBuilder", ["build"]),
     ("robosim/envs/faults.py", "FaultMonitor", ["before_control_step", "after_control_step"]),
-    ("robosim/agents/robot.py", "Robot", ["apply_action", "tcp_pose", "gripper_width"]),
+    ("robosim/agents/robot.py", "Robot", ["apply_action", "tcp_pose", "gripper_width", "arm_speed", "is_static",
+                                          "is_between_jaws"]),
 ]
 CONTROLLER_FILE = "robosim/agents/controllers.py"
 TASK_HOOKS = ["evaluate", "dense_reward", "sparse_reward", "task_observations", "achieved_goal", "desired_goal",

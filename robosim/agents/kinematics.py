@@ -108,7 +108,8 @@ class SerialChain:
         batch = q.shape[0]
         cos, sin = torch.cos(q), torch.sin(q)
         out = self._program(jacobian)(*[col for pair in zip(cos.unbind(1), sin.unbind(1)) for col in pair])
-        return torch.stack([v if isinstance(v, torch.Tensor) else torch.full((batch,), v, dtype=q.dtype, device=q.device)
+        return torch.stack([v if isinstance(v, torch.Tensor)
+                            else torch.full((batch,), v, dtype=q.dtype, device=q.device)
                             for v in out], dim=1)
 
     def _reusable(self, q, version: int | None, jacobian: bool) -> bool:

@@ -27,8 +27,8 @@ def _sensor_configs(size) -> dict | None:
 def cmd_generate(args: argparse.Namespace) -> int:
     from robosim.demos.generate import check_task, generate_demos
 
-    make = _make(args)   # first: an unknown task id is refused with the hint about --import
-    check_task("TASK", args.task)
+    check_task("TASK", args.task)   # an unknown id is refused naming TASK, with the hint about --import
+    make = _make(args)
     report = generate_demos(args.task, args.num, args.out, control_mode=args.control_mode, obs_mode=args.obs_mode,
                             num_envs=args.num_envs, seed=args.seed, max_tries=args.max_tries,
                             sensor_configs=_sensor_configs(args.sensor_size), progress=True, **make)

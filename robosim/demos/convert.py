@@ -14,7 +14,8 @@ T = arm/gripper drive targets of recorded state t+1:
                       inverted: ActionSolver._ee_action), / ee_max_pos and ee_max_rot
   gripper             the action whose target is T's gripper target
 (q: current arm qpos; scales from the robot's controller). pd_ee_delta_pos has no
-rotation command: the orientation follows where the position-only IK takes it. A delta controller moves at most its range per step (joint_delta rad,
+rotation command: the orientation follows where the position-only IK takes it. A delta
+controller moves at most its range per step (joint_delta rad,
 ee_max_pos m, ee_max_rot rad), and the source's targets can lie further ahead (an
 end-effector step of 0.1 m can need 0.5 rad at a wrist joint). Such an arm action is
 scaled down as a whole, keeping its direction (a per-joint clip would bend the

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 
 import torch
 
-import robosim
 from robosim.demos.recorder import DemoRecorder
+from robosim.envs import get_task, list_tasks, make
 from robosim.envs.observations import CAMERA_OBS_MODES
+from robosim.envs.registry import VISIBILITY_HINT
 from robosim.envs.solutions import EE_CONTROL_MODES
 from robosim.record.files import check_output_path
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode
@@ -44,8 +45,8 @@ def check_count(arg: str, value, minimum: int = 1) -> int:
 
 def check_task(arg: str, task: str) -> str:
     """A registered task id (ValueError naming `arg` and the registered ids otherwise)."""
-    if task not in robosim.list_tasks():
-        raise ValueError(f"{arg} must be a registered task, one of {robosim.list_tasks()}, got {task!r}")
+    if task not in list_tasks():
+        raise ValueError(f"{arg} must be a registered task, one of {list_tasks()}, got {task!r}. {VISIBILITY_HINT}")
     return task
 
 
@@ -94,7 +95,7 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     max_tries = 3 * num + num_envs if max_tries is None else max_tries
     check_count("max_tries", max_tries, minimum=num)
-    task_cls = robosim.get_task(task)
+    task_cls = get_task(task)
     control_mode = task_cls.default_control_mode if control_mode is None else control_mode
     if control_mode not in EE_CONTROL_MODES:
         raise ValueError(f"control_mode must be one the scripted solutions act in, one of {list(EE_CONTROL_MODES)}, "
@@ -105,7 +106,7 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
     task_params = task_cls.check_parameters(dict(task_params or {}))
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
     num_envs = min(num_envs, max_tries)
-    env = robosim.make(task, num_envs=num_envs, obs_mode="none", control_mode=control_mode, reward_mode="dense",
+    env = make(task, num_envs=num_envs, obs_mode="none", control_mode=control_mode, reward_mode="dense",
                        physics_isolation="separate", seed=seed, robot=robot, **task_params)
     report = GenerateReport(task, env.robot.spec.name, out, num, max_tries)
     try:

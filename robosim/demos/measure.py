@@ -25,16 +25,16 @@ import tempfile
 
 import numpy as np
 
-import robosim
 from robosim.agents import CONTROL_MODES, get_robot_spec, list_robots
 from robosim.core.atomic import write_bytes_atomic
 from robosim.demos.convert import convert_demos
 from robosim.demos.generate import generate_demos
+from robosim.envs import get_task, list_tasks, make
 
 
 def robots_of(task: str) -> list[str]:
     """The task's default robot first, then the other robots it supports."""
-    cls = robosim.get_task(task)
+    cls = get_task(task)
     others = cls.supported_robots if cls.supported_robots is not None else list_robots()
     return [cls.default_robot] + [r for r in others if r != cls.default_robot]
 
@@ -44,7 +44,7 @@ def measure_yield(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[d
     for task in tasks:
         for robot in robots_of(task):
             modes = get_robot_spec(robot).control_modes
-            mode = robosim.get_task(task).default_control_mode
+            mode = get_task(task).default_control_mode
             mode = mode if mode in modes else "pd_ee_delta_pos"   # e.g. 5-DOF arms: no orientation control
             try:
                 report = generate_demos(task, num, os.path.join(tmp, "y.h5"), robot=robot, control_mode=mode,
@@ -63,7 +63,7 @@ def measure_convert(num: int, num_envs: int, tasks: list[str], tmp: str) -> list
     for task in tasks:
         src = os.path.join(tmp, "src.h5")
         generate_demos(task, num, src, num_envs=num_envs)
-        source_mode = robosim.get_task(task).default_control_mode
+        source_mode = get_task(task).default_control_mode
         plan = [(src, m) for m in CONTROL_MODES if m != source_mode] + [(os.path.join(tmp, "pd_joint_pos.h5"),
                                                                          source_mode)]
         for path, mode in plan:
@@ -88,10 +88,10 @@ def measure_timing(task: str, num: int, num_envs: int, runs: int, tmp: str) -> l
 def measure_failures(task: str, robot: str | None, num: int, num_envs: int) -> list[dict]:
     import torch
 
-    spec = get_robot_spec(robot or robosim.get_task(task).default_robot)
-    mode = robosim.get_task(task).default_control_mode
+    spec = get_robot_spec(robot or get_task(task).default_robot)
+    mode = get_task(task).default_control_mode
     mode = mode if mode in spec.control_modes else "pd_ee_delta_pos"
-    env = robosim.make(task, num_envs=num_envs, robot=spec.name, control_mode=mode, obs_mode="none",
+    env = make(task, num_envs=num_envs, robot=spec.name, control_mode=mode, obs_mode="none",
                        physics_isolation="separate", seed=0)
     policy = env.task.solution_policy()
     seeds = list(range(num_envs))
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="timing runs (default: 3)")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = p.parse_args(argv)
-    tasks = args.task or robosim.list_tasks()
+    tasks = args.task or list_tasks()
     with tempfile.TemporaryDirectory() as tmp:
         if args.what == "yield":
             rows = measure_yield(args.num, args.num_envs, tasks, tmp)

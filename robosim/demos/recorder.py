@@ -13,7 +13,7 @@ adds what a demonstration file needs:
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch

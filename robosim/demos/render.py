@@ -88,7 +88,7 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
                 for slot_episodes in _rounds(episodes, env.num_envs):
                     obs = _capture_round(env, obs_mode, [episodes[k].states for k in slot_episodes.values()],
                                          list(slot_episodes))
-                    for (slot, k), tree in zip(slot_episodes.items(), obs):
+                    for (_slot, k), tree in zip(slot_episodes.items(), obs):
                         _write_tree(h5[traj.episode_names[k]].create_group("obs"), tree)
                     bar.update(len(slot_episodes))
         except BaseException:

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from robosim.distributed.errors import WorkerNotBuiltError
 from robosim.core.tree import to_numpy_tree
+from robosim.distributed.errors import WorkerNotBuiltError
 from robosim.distributed.sharding import Shard
 
 

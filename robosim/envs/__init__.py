@@ -1,9 +1,11 @@
 """Batched envs, the Task plugin base class, the task registry, the parts one build
 produces (EnvParts) and the env surface tools type against (BatchedEnv)."""
+from robosim.envs.context import TaskContext
 from robosim.envs.parts import EnvParts
 from robosim.envs.protocol import BatchedEnv, BatchedEnvCore
 from robosim.envs.registry import get_task, list_tasks, make, register_task
 from robosim.envs.spec import EnvSpec, make_env
 from robosim.envs.task import Task
 
-__all__ = ["BatchedEnv", "BatchedEnvCore", "EnvParts", "EnvSpec", "make_env", "Task", "get_task", "list_tasks", "make", "register_task"]
+__all__ = ["BatchedEnv", "BatchedEnvCore", "EnvParts", "EnvSpec", "Task", "TaskContext", "get_task", "list_tasks",
+           "make", "make_env", "register_task"]

@@ -29,14 +29,13 @@ import torch
 
 from robosim.agents import Robot, get_robot_spec
 from robosim.core.dispatch import below_autograd
+from robosim.core.version import __version__
 from robosim.envs import checks
 from robosim.envs.context import TaskContext
 from robosim.envs.faults import FaultMonitor, check_state
 from robosim.envs.observations import ObservationBuilder
 from robosim.envs.parts import EnvParts, SceneRecipe, build_parts
-from robosim.core.version import __version__
 from robosim.envs.spec import RENDER_MODES, EnvSpec, registered_id
-from robosim.envs.task import Task
 from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams, StreamsSnapshot
 from robosim.randomization.manager import EventManager

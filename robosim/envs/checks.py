@@ -4,7 +4,8 @@ Every check raises ValueError/TypeError naming the argument, what was expected a
 what was given, before any state is touched, so the env stays usable afterwards."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch

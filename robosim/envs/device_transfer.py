@@ -34,7 +34,8 @@ class DeviceOutputs:
     def __init__(self, env, device: str | torch.device):
         device = check_output_device(device)
         if device.type != "cuda":
-            raise ValueError(f"device must be a CUDA device (CPU physics hands its tensors to the GPU), got {str(device)!r}")
+            raise ValueError(f"device must be a CUDA device (CPU physics hands its tensors to the GPU), "
+                             f"got {str(device)!r}")
         self.env = env
         self.device = device
         self._pinned: dict[str, torch.Tensor] = {}

@@ -193,7 +193,7 @@ class FaultMonitor:
         deciding to restore would make the host wait for the GPU every step."""
         state = self.sim.get_state()
         if self.layout.all_clear(state):    # the common case on CPU: nothing to restore
-            self.fault = torch.from_numpy(np.zeros(state.shape[0], dtype=np.int8))   # CPU only: cheaper than torch.zeros
+            self.fault = torch.from_numpy(np.zeros(state.shape[0], dtype=np.int8))   # CPU only: cheaper
             self.any_fault = False
             self._faulted = None
             self._valid = state

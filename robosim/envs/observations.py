@@ -53,7 +53,7 @@ class ObservationBuilder:
     """Builds the obs of one built scene (`parts`: robot, cameras, num_envs, device) and
     `task` (task_observations, goals) for `obs_mode` (one of OBS_MODES)."""
 
-    def __init__(self, parts: "EnvParts", task: "Task", obs_mode: str):
+    def __init__(self, parts: EnvParts, task: Task, obs_mode: str):
         self.parts = parts
         self.task = task
         self.obs_mode = obs_mode

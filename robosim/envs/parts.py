@@ -9,7 +9,8 @@ new parts and new stages; the robot object is reused (loaded into the new scene)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

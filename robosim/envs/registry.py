@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
@@ -85,7 +86,7 @@ def import_modules(names: list[str] | None, search_cwd: bool = False) -> None:
             raise ValueError(f"--import must name an importable module, got {name!r} ({err})") from None
 
 
-def make(task_id: "str | type[Task] | EnvSpec", **kwargs: Any):
+def make(task_id: str | type[Task] | EnvSpec, **kwargs: Any):
     """Build a BaseEnv: `task_id` is a registered id, 'package.module:TaskClass', a Task
     subclass, or a whole EnvSpec (then no keywords). kwargs are EnvSpec's fields
     (num_envs, obs_mode, ...) plus the task's own parameters (Task.parameters); every

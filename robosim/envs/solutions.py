@@ -25,11 +25,13 @@ walks through an example (tests/envs/test_task_authoring.py::test_scripted_solut
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from robosim.agents import Robot
+from robosim.core.deprecation import REMOVED_IN, moved_names
 from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log, wrap_angle
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ def ee_action(robot: Robot, target_pos: torch.Tensor, target_rot: torch.Tensor |
     the rotation error as axis-angle (rad) / ROT_FULL_SCALE (0.1 rad), clipped to [-1, 1];
     pd_ee_delta_pos ignores target_rot. gripper (N,) in [-1, 1]: -1 closes, 1 opens.
     Raises ValueError when robot.control_mode is any other mode."""
+    robot = _deprecated_env_argument(robot, "robot", Robot, "ee_action(env, ...)", "ee_action(env.robot, ...)")
     if robot.control_mode not in EE_CONTROL_MODES:
         raise ValueError(f"scripted policies need the robot's control_mode in {EE_CONTROL_MODES}, "
                          f"got {robot.control_mode!r}")
@@ -89,6 +92,10 @@ class PhasePolicy:
     phase). Subclasses implement `act()`."""
 
     def __init__(self, task: Task):
+        from robosim.envs.task import Task
+
+        task = _deprecated_env_argument(task, "task", Task, f"{type(self).__name__}(env)",
+                                        f"{type(self).__name__}(env.task)")
         self.task = task
         self.ctx = task.ctx
         self.robot = task.ctx.robot
@@ -160,3 +167,30 @@ class PickAndPlacePolicy(PhasePolicy):
             nxt[(phase == 3) & (err < 0.006)] = 4
             nxt[(phase == 4) & (self.timer >= 4)] = 5
         return ee_action(self.robot, target, grasp_rot, gripper), nxt
+
+
+# -- names and call forms of robosim 0.1.0 (docs/api.md: they warn for one release) ------
+def _deprecated_env_argument(given: Any, attribute: str, expected: type, old: str, new: str) -> Any:
+    """`given` when it is an `expected`; an env's `.<attribute>` with a DeprecationWarning
+    (0.1.0 passed the env); TypeError naming `attribute` otherwise."""
+    if isinstance(given, expected):
+        return given
+    inner = getattr(given, attribute, None)
+    if isinstance(inner, expected):
+        warnings.warn(f"{old} is deprecated: call {new}; the env form will be removed in robosim {REMOVED_IN} "
+                      f"(docs/api.md)", DeprecationWarning, stacklevel=3)
+        return inner
+    raise TypeError(f"{attribute} must be a {expected.__module__}.{expected.__name__}, got {type(given).__name__}")
+
+
+def is_grasped(robot: Robot, qpos: torch.Tensor, obj_pos: torch.Tensor, half: float,
+               tcp_to_obj: torch.Tensor | None = None) -> torch.Tensor:
+    """Deprecated (robosim 0.1.0): `robot.is_between_jaws(obj_pos, half, tcp_to_obj)`, which
+    reads the robot's current qpos (`qpos` is ignored: 0.1.0's callers passed it)."""
+    warnings.warn(f"robosim.envs.solutions.is_grasped is deprecated: call robot.is_between_jaws(obj_pos, "
+                  f"half_width, tcp_to_obj); it will be removed in robosim {REMOVED_IN} (docs/api.md)",
+                  DeprecationWarning, stacklevel=2)
+    return robot.is_between_jaws(obj_pos, half, tcp_to_obj)
+
+
+__getattr__ = moved_names(__name__, {"yaw_quat": "robosim.core.rotations:yaw_quat"})

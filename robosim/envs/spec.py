@@ -162,7 +162,7 @@ class EnvSpec:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    def from_kwargs(cls, task_id: Any, **kwargs: Any) -> "EnvSpec":
+    def from_kwargs(cls, task_id: Any, **kwargs: Any) -> EnvSpec:
         """make()'s arguments -> EnvSpec: keywords that are not fields are the task's
         parameters (ValueError naming an unknown one)."""
         fields = {f.name for f in dataclasses.fields(cls)} - {"task_id", "task_params"}
@@ -173,7 +173,7 @@ class EnvSpec:
                              "got a keyword named 'task_params'")
         return cls(task_id, task_params=params, **given)
 
-    def replace(self, **changes: Any) -> "EnvSpec":
+    def replace(self, **changes: Any) -> EnvSpec:
         """A copy with `changes` (make()'s keyword names; task parameters go in task_params)."""
         return dataclasses.replace(self, **changes)
 
@@ -181,7 +181,7 @@ class EnvSpec:
     def task_class(self) -> type[Task]:
         return _task_class(self.task_id)
 
-    def resolved(self) -> "EnvSpec":
+    def resolved(self) -> EnvSpec:
         """This spec with the task's defaults written in (control_mode, robot,
         max_episode_steps) and sim_backend "auto" resolved: the same env, independent of
         later changes to the defaults or of the machine a stored spec is rebuilt on."""
@@ -226,7 +226,7 @@ class EnvSpec:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], arg: str = "spec") -> "EnvSpec":
+    def from_dict(cls, data: dict[str, Any], arg: str = "spec") -> EnvSpec:
         """Inverse of to_dict. ValueError naming `arg` and the field for an unknown or
         missing field."""
         if not isinstance(data, dict):
@@ -244,7 +244,7 @@ class EnvSpec:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, text: str, arg: str = "spec") -> "EnvSpec":
+    def from_json(cls, text: str, arg: str = "spec") -> EnvSpec:
         try:
             data = json.loads(text)
         except (TypeError, json.JSONDecodeError) as err:

@@ -61,7 +61,7 @@ def mass(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
     view = target.view
     for i, v in zip(env_idx.tolist(), values.tolist()):
         if view.is_dynamic(i):
-            base_mass, base_inertia = target.base(("mass", i), lambda: view.mass(i))
+            base_mass, base_inertia = target.base(("mass", i), lambda i=i: view.mass(i))
             new = max(combine(base_mass, v[0], event.operation), 1e-6)
             view.set_mass(i, new, base_inertia * (new / base_mass))
 
@@ -69,7 +69,7 @@ def mass(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
 def _materials(target, event, env_idx, values, slot: int) -> None:
     view = target.view
     for i, v in zip(env_idx.tolist(), values.tolist()):
-        base = target.base(("material", i), lambda: view.materials(i))
+        base = target.base(("material", i), lambda i=i: view.materials(i))
         if slot == 0:   # friction: static and dynamic
             materials = [(max(combine(sf, v[0], event.operation), 0.0), max(combine(df, v[0], event.operation), 0.0),
                           r) for sf, df, r in base]
@@ -92,7 +92,7 @@ def _damping(target, event, env_idx, values, k: int) -> None:
     view = target.view
     for i, v in zip(env_idx.tolist(), values.tolist()):
         if view.is_dynamic(i):
-            base = target.base(("damping", i), lambda: view.damping(i))
+            base = target.base(("damping", i), lambda i=i: view.damping(i))
             current = list(view.damping(i))
             current[k] = max(combine(base[k], v[0], event.operation), 0.0)
             view.set_damping(i, *current)
@@ -157,7 +157,7 @@ def external_force(target, event, env_idx: torch.Tensor, values: torch.Tensor) -
 # -- articulations and the robot -----------------------------------------------------
 def _gains(target, event, env_idx, values, k: int) -> None:
     for i, v in zip(env_idx.tolist(), values.tolist()):
-        base = target.base(("gains", i), lambda: target.view.drive_gains(i))
+        base = target.base(("gains", i), lambda i=i: target.view.drive_gains(i))
         gains = [list(g) for g in base]
         for g in gains:
             g[k] = max(combine(g[k], v[0], event.operation), 0.0)
@@ -178,7 +178,7 @@ def damping(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
 def joint_friction(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
     """Friction coefficient of every active joint (PhysX's, dimensionless)."""
     for i, v in zip(env_idx.tolist(), values.tolist()):
-        base = target.base(("joint_friction", i), lambda: target.view.joint_frictions(i))
+        base = target.base(("joint_friction", i), lambda i=i: target.view.joint_frictions(i))
         target.view.set_joint_frictions(i, [max(combine(f, v[0], event.operation), 0.0) for f in base])
 
 

@@ -44,7 +44,7 @@ class Distribution:
     spec: Any
 
     @classmethod
-    def parse(cls, where: str, spec: Any) -> "Distribution":
+    def parse(cls, where: str, spec: Any) -> Distribution:
         """Validate `spec` (see the module docstring); errors name `where`."""
         if not isinstance(spec, dict):
             values = _vector(where, spec)
@@ -76,7 +76,7 @@ class Distribution:
             raise ValueError(f"{where} integers needs int bounds with low < high, got {args!r}")
         return cls(kind, (tuple(a), tuple(b)), dim, spec)
 
-    def widened(self, where: str, dim: int) -> "Distribution":
+    def widened(self, where: str, dim: int) -> Distribution:
         """This distribution drawn `dim` times independently (one value per element of a
         target `dim` wide), or itself when it already gives `dim` values."""
         if self.dim == dim:

@@ -67,7 +67,7 @@ class Event:
     key: int             # names the event's random streams (EnvRandomStreams.event)
 
     @classmethod
-    def parse(cls, name: str, spec: Any) -> "Event":
+    def parse(cls, name: str, spec: Any) -> Event:
         where = f"randomization[{name!r}]"
         if not isinstance(spec, dict):
             raise TypeError(f"{where} must be a dict of event fields, got {type(spec).__name__}")

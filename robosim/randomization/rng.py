@@ -20,8 +20,8 @@ thousands of envs stay on the GPU.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -82,12 +82,13 @@ class BatchRandom:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def subset(self, mask: torch.Tensor) -> "BatchRandom":
+    def subset(self, mask: torch.Tensor) -> BatchRandom:
         """The streams of the rows where `mask` (M,) bool is True (for rejection
         sampling); drawing from the subset advances those rows' streams here too."""
         mask = torch.as_tensor(mask, device=self.device)
         if mask.dtype != torch.bool or mask.shape != (len(self),):
-            raise ValueError(f"mask must be a bool tensor of shape ({len(self)},), got {mask.dtype} {tuple(mask.shape)}")
+            raise ValueError(f"mask must be a bool tensor of shape ({len(self)},), "
+                             f"got {mask.dtype} {tuple(mask.shape)}")
         rows = torch.arange(len(self), device=self.device) if self.rows is None else self.rows
         return BatchRandom(self.keys[mask], self.counters, rows[mask])
 

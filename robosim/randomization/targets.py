@@ -12,7 +12,8 @@ start from the built value, never from the last event's.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import torch

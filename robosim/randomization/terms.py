@@ -38,8 +38,8 @@ light and camera (robosim.sensors.targets), observation and action (StreamTarget
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 MODES = ("reconfigure", "reset", "interval", "step")
 PHASES = ("build", "before_init", "after_init")

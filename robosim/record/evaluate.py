@@ -12,8 +12,9 @@ so exactly `episodes` episodes are measured and longer episodes are not censored
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from gymnasium.vector import AutoresetMode
@@ -21,7 +22,6 @@ from gymnasium.vector import AutoresetMode
 from robosim.core.registry import import_object
 from robosim.envs.protocol import BatchedEnvCore
 from robosim.vector.episode_tracker import EpisodeTracker
-
 
 _NOT_FLAGS = ("success", "is_success", "fail")
 

@@ -22,7 +22,7 @@ import errno
 import fcntl
 import os
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 from robosim.core.atomic import current_umask, make_temp_beside, replace_into_place, unlink_quietly
 

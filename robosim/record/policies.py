@@ -3,7 +3,8 @@
 A factory takes the env and returns `policy(obs) -> action` (N, A)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

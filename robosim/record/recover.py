@@ -16,7 +16,6 @@ leftovers in the directory it writes to.
 """
 from __future__ import annotations
 
-
 import json
 import os
 import re

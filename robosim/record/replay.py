@@ -34,7 +34,6 @@ from robosim.envs import list_tasks, make_env
 from robosim.record.trajectory import TrajectoryFile
 from robosim.record.video import VideoWriter
 
-
 REPLAY_MODES = ("actions", "states")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -139,7 +139,7 @@ class VideoWriter:
         """Delete the temporary file; nothing appears under `path`."""
         self._file.discard()
 
-    def __enter__(self) -> "VideoWriter":
+    def __enter__(self) -> VideoWriter:
         return self
 
     def __exit__(self, *exc) -> None:

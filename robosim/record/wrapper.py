@@ -171,7 +171,7 @@ class RecordEpisode:
         if errors:
             raise errors[0]
 
-    def __enter__(self) -> "RecordEpisode":
+    def __enter__(self) -> RecordEpisode:
         return self
 
     def __exit__(self, *exc) -> None:

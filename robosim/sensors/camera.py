@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import sapien
@@ -35,7 +36,7 @@ class PicturesInFlight:
         self._reads.append(read)      # before the submit: an interrupt right after it is covered
         camera.take_picture()
 
-    def __enter__(self) -> "PicturesInFlight":
+    def __enter__(self) -> PicturesInFlight:
         return self
 
     def __exit__(self, kind, err, tb) -> bool:
@@ -129,7 +130,7 @@ class CameraConfig:
             raise ValueError(f"{where} mount must be an entity name (str) or None, got {self.mount!r}")
 
     @classmethod
-    def looking_at(cls, name: str, eye, target, **kwargs) -> "CameraConfig":
+    def looking_at(cls, name: str, eye, target, **kwargs) -> CameraConfig:
         """A camera at `eye` (m, env frame) looking at `target`."""
         return cls(name, eye_target_pose(eye, target), **kwargs)
 
@@ -188,7 +189,7 @@ class HumanViewConfig:
             raise ValueError(f"render_camera fovy must be in (0, pi) rad, got {self.fovy!r}")
 
     @classmethod
-    def from_user(cls, render_camera: dict | None, render_size=None) -> "HumanViewConfig":
+    def from_user(cls, render_camera: dict | None, render_size=None) -> HumanViewConfig:
         """Build from the env kwarg `render_camera` (dict of the fields) and the older
         `render_size` (W, H) shortcut."""
         kwargs: dict = {}

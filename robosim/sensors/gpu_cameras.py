@@ -12,7 +12,7 @@ on, and SAPIEN refuses any camera added after it.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import sapien
 import torch

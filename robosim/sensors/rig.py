@@ -11,7 +11,8 @@ frame of the old one.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,7 +36,7 @@ class RigSpec:
     @classmethod
     def from_env_kwargs(cls, task_cameras: Sequence[CameraConfig], want_sensors: bool, want_human: bool,
                         sensor_configs: dict | None = None, render_camera: dict | None = None,
-                        render_size: Any = None, render_lod: Any = "auto") -> "RigSpec":
+                        render_size: Any = None, render_lod: Any = "auto") -> RigSpec:
         """Validate the env kwargs (raises ValueError/TypeError naming the argument)."""
         sensors = override_cameras(task_cameras, sensor_configs)
         human = HumanViewConfig.from_user(render_camera, render_size)

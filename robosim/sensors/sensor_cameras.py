@@ -16,7 +16,7 @@ Point clouds concatenate every camera's pixels (P = sum of H * W):
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import sapien
@@ -154,7 +154,8 @@ class SensorCameras:
     def pointcloud(self, update_render: bool = True) -> dict[str, torch.Tensor]:
         """{xyzw, rgb, segmentation} of all cameras' pixels, env frame (module docstring)."""
         if self._gpu is not None:
-            raise NotImplementedError("obs_mode='pointcloud' is not implemented on the GPU backends (physx_cuda, physx_gpu_emulated) yet; "
+            raise NotImplementedError("obs_mode='pointcloud' is not implemented on the GPU backends "
+                                      "(physx_cuda, physx_gpu_emulated) yet; "
                                       "use rgb/depth/segmentation obs there")
         xyzw, rgb, seg = [], [], []
         with PicturesInFlight() as flight:

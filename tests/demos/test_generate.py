@@ -14,7 +14,6 @@ import pytest
 
 import robosim
 from robosim.cli import main
-from robosim.demos import generate_demos
 from robosim.record import TrajectoryFile, recover, replay
 from tests.demos.conftest import SEED
 

@@ -14,10 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-import robosim
-from robosim.envs import make_env
 from robosim.cli import main as robosim_main
 from robosim.demos.lerobot import export_lerobot, import_lerobot
+from robosim.envs import make_env
 from robosim.record.replay import replay
 from robosim.record.trajectory import TrajectoryFile
 

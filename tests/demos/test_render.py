@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-import robosim
-from robosim.envs import make_env
 from robosim.cli import main
 from robosim.demos import generate_demos
 from robosim.demos.render import render_demos
+from robosim.envs import make_env
 from robosim.record import TrajectoryFile
 
 SENSORS = {"width": 32, "height": 24}

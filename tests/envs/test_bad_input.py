@@ -81,7 +81,7 @@ def test_unknown_option_and_partial_reconfigure(env):
 def test_bad_state_shape(env, state_shape):
     dim = env.state_dim
     shape = tuple(dim if s is None else s for s in state_shape)
-    with pytest.raises(ValueError, match=r"state must have shape \(3, %d\)" % dim):
+    with pytest.raises(ValueError, match=rf"state must have shape \(3, {dim}\)"):
         env.set_state(torch.zeros(shape))
     _still_works(env)
 

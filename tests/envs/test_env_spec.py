@@ -105,7 +105,7 @@ def test_a_header_with_an_unknown_field_names_it(tmp_path):
         f.attrs.update(format="robosim-trajectory", format_version=1, task_id="PushCube-v1", num_envs=1,
                        state_dim=5, action_dim=7, env_spec=json.dumps({"task_id": "PushCube-v1", "warp": 9}))
     with pytest.raises(ValueError, match="'warp'"):
-        TrajectoryFile(str(path)).spec
+        _ = TrajectoryFile(str(path)).spec
 
 
 @pytest.fixture(scope="module")

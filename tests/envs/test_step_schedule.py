@@ -11,6 +11,7 @@ from robosim.envs.faults import RUNAWAY
 from robosim.sim import Box, RigidObject
 
 CALLS: list[tuple] = []
+EVENT_LOG: list = []   # the env's randomization log (a task sees its context, not the env)
 
 
 class RecordingTask(robosim.Task):
@@ -27,18 +28,18 @@ class RecordingTask(robosim.Task):
         super().initialize_episode(env_idx, rng)
 
     def before_control_step(self, action):
-        pushes = len(self.env.randomization.log.of("push"))
-        CALLS.append(("before_control_step", self.env.elapsed_steps.tolist(), pushes,
+        pushes = len(EVENT_LOG[0].of("push"))
+        CALLS.append(("before_control_step", self.ctx.elapsed_steps.tolist(), pushes,
                       None if action is None else action.tolist()))
         if self.runaway:     # a speed far above the fault monitor's limit, written before the physics
             self.cube.set_velocity(torch.tensor([[500.0, 0, 0, 0, 0, 0]] * self.num_envs))
 
     def after_control_step(self):
         speed = float(self.cube.velocity()[:, :3].norm(dim=1).max())
-        CALLS.append(("after_control_step", self.env.elapsed_steps.tolist(), speed < 50.0))
+        CALLS.append(("after_control_step", self.ctx.elapsed_steps.tolist(), speed < 50.0))
 
     def evaluate(self):
-        CALLS.append(("evaluate", self.env.elapsed_steps.tolist()))
+        CALLS.append(("evaluate", self.ctx.elapsed_steps.tolist()))
         false = torch.zeros(self.num_envs, dtype=torch.bool)
         return {"success": false, "fail": false}
 
@@ -59,6 +60,7 @@ PUSH = {"push": {"mode": "interval", "target": "object:cube", "property": "veloc
 def test_the_whole_call_schedule():
     CALLS.clear()
     env = robosim.make(RecordingTask, num_envs=2, control_mode="pd_joint_delta_pos", randomization=PUSH)
+    EVENT_LOG[:] = [env.randomization.log]
     env.task.runaway = False
     try:
         # construction: the scene, then one evaluate + obs to infer the observation space

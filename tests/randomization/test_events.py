@@ -21,7 +21,8 @@ EVENTS = {
     "nudge": {"mode": "reset", "target": "object:object", "property": "position",
               "dist": {"uniform": [[-0.01, -0.01, 0.0], [0.01, 0.01, 0.0]]}},
     "push": {"mode": "interval", "target": "object:object", "property": "velocity",
-             "dist": {"uniform": [[-0.2, -0.2, 0, 0, 0, 0], [0.2, 0.2, 0, 0, 0, 0]]}, "period_s": {"uniform": [0.1, 0.3]}},
+             "dist": {"uniform": [[-0.2, -0.2, 0, 0, 0, 0], [0.2, 0.2, 0, 0, 0, 0]]},
+             "period_s": {"uniform": [0.1, 0.3]}},
 }
 SEED, EPISODE_STEPS, EPISODES = 100, 12, 4
 
@@ -116,8 +117,10 @@ def test_same_seed_same_assets_in_two_makes_and_reset_seed_rebuilds():
 
 
 @pytest.mark.parametrize("events, field", [
-    ({"e": {"mode": "reset", "target": "object:cube", "property": "mass", "dist": {"uniform": [0.3, 0.1]}}}, "low <= high"),
-    ({"e": {"mode": "reset", "target": "object:cube", "property": "mass", "dist": {"uniform": [-1.0, 0.1]}}}, ">= 1e-06"),
+    ({"e": {"mode": "reset", "target": "object:cube", "property": "mass", "dist": {"uniform": [0.3, 0.1]}}},
+     "low <= high"),
+    ({"e": {"mode": "reset", "target": "object:cube", "property": "mass", "dist": {"uniform": [-1.0, 0.1]}}},
+     ">= 1e-06"),
     ({"e": {"mode": "reset", "target": "object:cube", "property": "friction", "dist": -0.5}}, "'friction'"),
     ({"e": {"mode": "reset", "target": "object:cube", "property": "mass", "dist": 0.1, "probability": 1.5}},
      "probability"),

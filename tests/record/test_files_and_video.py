@@ -41,7 +41,7 @@ def test_an_exception_mid_run_leaves_a_valid_video_of_the_frames_so_far(tmp_path
     path = tmp_path / "crash.mp4"
     with pytest.raises(RuntimeError, match="policy crashed"):
         with VideoWriter(str(path)) as video:
-            for k in range(3):
+            for _ in range(3):
                 video.add_frame(np.full((32, 32, 3), 100, np.uint8))
             raise RuntimeError("policy crashed")
     assert count_frames(str(path)) == 3 and partials(tmp_path) == []

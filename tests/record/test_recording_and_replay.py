@@ -119,7 +119,8 @@ def test_state_dim_of_another_version_is_refused(recorded, tmp_path):
     shutil.copy(out / "run.h5", path)
     with h5py.File(path, "r+") as f:
         f.attrs["state_dim"] = 12
-    with pytest.raises(ValueError, match=r"state_dim must match PickCube-v1's state_dim .*, got 12|states must have shape \(\d+, 12\)"):
+    wrong_dim = r"state_dim must match PickCube-v1's state_dim .*, got 12|states must have shape \(\d+, 12\)"
+    with pytest.raises(ValueError, match=wrong_dim):
         replay(str(path), video=str(tmp_path / "never.mp4"))
     assert not (tmp_path / "never.mp4").exists() and not [p for p in os.listdir(tmp_path) if "partial" in p]
 
