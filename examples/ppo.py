@@ -1,8 +1,10 @@
-"""PPO on robosim in one file, in the shape of CleanRL's ppo_continuous_action.py: Args,
-the agent, then main's one loop of evaluation, rollout (collect_rollout: T vector steps
-into storage tensors), GAE (gae_batch: truncated episodes bootstrapped), clipped-surrogate
-epochs (ppo_update) and logging. The extras are objects the loop calls in one line each:
-Profiler (--profile), DemoTerm (--demos), VideoHook (--video-every), UpdatesCsv.
+"""PPO on robosim in the shape of CleanRL's ppo_continuous_action.py: Args, the agent,
+then main's one loop of evaluation, rollout (collect_rollout: T vector steps into storage
+tensors), GAE (gae_batch: truncated episodes bootstrapped), clipped-surrogate epochs
+(ppo_update) and logging. The extras are objects the loop calls in one line each, in the
+sibling examples/ppo_hooks.py with the evaluation and policy.pt checkpointing
+(evaluate_and_save): Profiler (--profile), DemoTerm (--demos), VideoHook (--video-every),
+UpdatesCsv.
 
     python examples/ppo.py --task Reach-v1 --num-envs 32 --total-steps 150000 --out runs/ppo_reach
     ROBOSIM_POLICY=runs/ppo_reach/policy.pt robosim eval Reach-v1 \\
@@ -19,16 +21,10 @@ stepping, policy inference and update); with --video-every K videos/iter*.mp4.
 """
 
 import argparse
-import copy
-import csv
-import json
 import os
 import shlex
-import statistics
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 import gymnasium as gym
@@ -37,12 +33,19 @@ from torch import nn
 from tqdm import tqdm
 
 import robosim
-from robosim.core.tree import leaf_items
 from robosim.envs.registry import import_modules
-from robosim.record import RecordEpisode
-from robosim.record.evaluate import evaluate
-from robosim.rollout import RolloutCollector, RunLog, compute_gae, flatten_obs, save_policy
+from robosim.rollout import RolloutCollector, RunLog, compute_gae, flatten_obs
 from robosim.vector import NormalizeVecEnv
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/ppo_hooks.py
+from ppo_hooks import (  # noqa: E402
+    DemoTerm,
+    Profiler,
+    UpdatesCsv,
+    VideoHook,
+    evaluate_and_save,
+    write_profile,
+)
 
 
 def arg(default, help: str, **argparse_kwargs):
@@ -147,57 +150,6 @@ class ActorCritic(nn.Module):
         return torch.distributions.Normal(mean, self.actor_logstd.expand_as(mean).exp())
 
 
-class DeterministicActor(nn.Module):
-    """What policy.pt holds: raw flat obs -> normalized -> mean action, clipped to the space."""
-
-    def __init__(self, agent: ActorCritic, mean: torch.Tensor, std: torch.Tensor, clip: float,
-                 low: torch.Tensor, high: torch.Tensor):
-        super().__init__()
-        self.net = copy.deepcopy(agent.actor_mean).cpu()
-        for name, value in (("mean", mean), ("std", std), ("low", low), ("high", high)):
-            self.register_buffer(name, value.float().cpu())
-        self.clip = clip
-
-    def forward(self, flat_obs: torch.Tensor) -> torch.Tensor:
-        x = ((flat_obs - self.mean) / self.std).clamp(-self.clip, self.clip)
-        return torch.maximum(torch.minimum(self.net(x), self.high), self.low)
-
-
-def flat_obs_stats(norm: NormalizeVecEnv) -> tuple[torch.Tensor, torch.Tensor]:
-    """NormalizeVecEnv's per-leaf mean/std laid out like flatten_obs (the obs's key order,
-    which the env's Dict spaces keep)."""
-    pairs = []
-    for path, leaf in leaf_items(norm.single_observation_space):
-        rms = (norm.obs_rms or {}).get(path or "obs")
-        size = int(torch.tensor(leaf.shape).prod())
-        pairs.append((torch.zeros(size), torch.ones(size)) if rms is None else
-                     (rms.mean.reshape(-1).float().cpu(), torch.sqrt(rms.var + norm.eps).reshape(-1).float().cpu()))
-    return torch.cat([m for m, _ in pairs]), torch.cat([s for _, s in pairs])
-
-
-def deterministic_actor(agent: ActorCritic, envs: NormalizeVecEnv) -> DeterministicActor:
-    """The agent's mean action behind the env's current observation normalization."""
-    mean, std = flat_obs_stats(envs)
-    space = envs.single_action_space
-    return DeterministicActor(agent, mean, std, envs.clip_obs, torch.as_tensor(space.low), torch.as_tensor(space.high))
-
-
-def run_eval(actor: DeterministicActor, env, episodes: int, seed: int) -> tuple[float, float, dict]:
-    """success rate, mean return, and {"eval_ever_<flag>": share of episodes} of the task's stages."""
-    result = evaluate(env, lambda o: actor(flatten_obs(o)), episodes, seed=seed)
-    flags = {f"eval_ever_{key}": sum(v) / result.episodes for key, v in result.flags.items()}
-    return result.success_rate, sum(result.returns) / result.episodes, flags
-
-
-def evaluate_and_save(agent: ActorCritic, envs: NormalizeVecEnv, eval_env, episodes: int, path: str,
-                      env_steps: int) -> tuple[float, float, dict]:
-    """run_eval of the deterministic policy on eval_env (seed 10000), which is saved to path."""
-    actor = deterministic_actor(agent, envs)
-    result = run_eval(actor, eval_env, episodes, seed=10_000)
-    save_policy(path, actor, envs.env, extra={"algo": "ppo", "env_steps": env_steps})
-    return result
-
-
 def rollout_storage(T: int, N: int, obs_dim: int, act_dim: int) -> dict[str, torch.Tensor]:
     """Zeroed (T, N, ...) tensors; row t is the transition (obs_t, action_t) -> (reward_t,
     next obs). obs flat and normalized, rewards normalized; final_values: V(final obs)
@@ -207,7 +159,7 @@ def rollout_storage(T: int, N: int, obs_dim: int, act_dim: int) -> dict[str, tor
     return buf | {name: torch.zeros((T, N), dtype=torch.bool) for name in ("terminated", "truncated", "valid")}
 
 
-def collect_rollout(collector: RolloutCollector, agent: ActorCritic, buf: dict, prof: "Profiler") -> None:
+def collect_rollout(collector: RolloutCollector, agent: ActorCritic, buf: dict, prof: Profiler) -> None:
     """Fill buf with T collector steps of all N envs (collector.step calls policy, then steps them)."""
     def policy(next_obs):
         with prof.part("sample"), torch.no_grad():
@@ -234,7 +186,7 @@ def collect_rollout(collector: RolloutCollector, agent: ActorCritic, buf: dict, 
                 buf["final_values"][step] = 0.0
 
 
-def gae_batch(agent: ActorCritic, buf: dict, last_obs, args: Args, prof: "Profiler") -> dict[str, torch.Tensor]:
+def gae_batch(agent: ActorCritic, buf: dict, last_obs, args: Args, prof: Profiler) -> dict[str, torch.Tensor]:
     """buf's valid rows flattened to (B, ...), with GAE advantages and returns.
     next_values[t] = V(true next obs of row t); the last row's from last_obs."""
     with prof.part("values"), torch.no_grad():
@@ -251,7 +203,7 @@ def gae_batch(agent: ActorCritic, buf: dict, last_obs, args: Args, prof: "Profil
 
 
 def ppo_update(agent: ActorCritic, optimizer: torch.optim.Optimizer, b: dict[str, torch.Tensor], args: Args,
-               demo: "DemoTerm") -> dict[str, float]:
+               demo: DemoTerm) -> dict[str, float]:
     """Clipped-surrogate epochs over shuffled minibatches of the batch b (gae_batch);
     returns the update's diagnostics (losses of its last minibatch)."""
     n = b["obs"].shape[0]
@@ -287,115 +239,6 @@ def ppo_update(agent: ActorCritic, optimizer: torch.optim.Optimizer, b: dict[str
             "epochs": epochs_run, "lr": optimizer.param_groups[0]["lr"], **demo.stats()}
 
 
-class DemoTerm:
-    """--demos, DAPG-style: each minibatch's loss gains weight x the squared error of the
-    policy's mean action on as many random demo steps (obs normalized as the rollout's);
-    weight = --demo-coef x max(0, 1 - env_steps / --demo-steps), set by at() before each
-    update. Without --demos the weight stays 0 and stats() is empty."""
-
-    def __init__(self, args: Args, eval_env, obs_dim: int):
-        self.coef, self.steps = args.demo_coef, args.demo_steps or args.total_steps
-        self.obs = self.actions = None
-        self.info: dict[str, int] = {}   # goes into the run's config
-        if args.demos:
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # the sibling examples/bc.py
-            from bc import load_demo_steps
-            try:
-                self.obs, self.actions, episodes = load_demo_steps(args.demos, eval_env, obs_dim)
-            except ValueError as err:
-                sys.exit(f"ppo.py: error: {err}")
-            self.info = {"demo_episodes": episodes, "demo_env_steps": len(self.obs)}
-        self.weight, self.loss = 0.0, torch.zeros(())
-
-    def at(self, env_steps: int, envs: NormalizeVecEnv) -> "DemoTerm":
-        """Set the weight and observation normalization of the update starting at env_steps."""
-        self.weight = 0.0 if self.obs is None else self.coef * max(0.0, 1 - env_steps / self.steps)
-        self.loss = torch.zeros(())
-        if self.weight > 0:
-            self.mean, self.std, self.clip = *flat_obs_stats(envs), envs.clip_obs
-        return self
-
-    def add_to(self, loss: torch.Tensor, agent: ActorCritic, n: int) -> torch.Tensor:
-        """loss + weight x the demo term on n demo steps (loss itself while the weight is 0)."""
-        if self.weight <= 0:
-            return loss
-        j = torch.randint(len(self.obs), (n,))
-        x = ((self.obs[j] - self.mean) / self.std).clamp(-self.clip, self.clip)
-        self.loss = (agent.actor_mean(x) - self.actions[j]).square().sum(-1).mean()
-        return loss + self.weight * self.loss
-
-    def stats(self) -> dict[str, float]:
-        return {} if self.obs is None else {"demo_loss": self.loss.item(), "demo_weight": self.weight}
-
-
-class VideoHook:
-    """--video-every K: after every K-th iteration, a 16-env evaluation clip of the
-    deterministic policy (seed 20000) to <out>/videos/iterNNNNN.mp4, on a rendering env
-    built once (env is None without videos)."""
-
-    def __init__(self, args: Args, env_kwargs: dict):
-        self.every, self.dir = args.video_every, os.path.join(args.out, "videos")
-        self.env = robosim.make(args.task, num_envs=16, render_mode="rgb_array", render_size=(args.video_size,) * 2,
-                                **env_kwargs) if self.every else None
-
-    def after_iteration(self, iteration: int, agent: ActorCritic, envs: NormalizeVecEnv, prof: "Profiler") -> None:
-        if not self.every or iteration % self.every:
-            return
-        with prof.part("video"):
-            os.makedirs(self.dir, exist_ok=True)
-            recorder = RecordEpisode(self.env, video=os.path.join(self.dir, f"iter{iteration:05d}.mp4"))
-            try:
-                run_eval(deterministic_actor(agent, envs), recorder, 16, seed=20_000)
-            finally:
-                recorder.close(close_env=False)   # self.env records the next clip too
-
-    def close(self) -> None:
-        if self.env is not None:
-            self.env.close()
-
-
-class Profiler:
-    """Wall time of each iteration's parts (always measured; --profile writes them):
-    iterations[k] = {"env": collector.step less the policy call, "policy": sampling and
-    bootstrap values, "update", "iteration" (the whole iteration but its clip), "video"}."""
-
-    def __init__(self):
-        self.iterations: list[dict[str, float]] = []
-        self.seconds: dict[str, float] = {}
-
-    @contextmanager
-    def part(self, name: str) -> Iterator[None]:
-        t0 = time.perf_counter()
-        yield
-        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
-
-    def start_iteration(self) -> None:
-        self.seconds, self.t0 = {}, time.perf_counter()
-
-    def end_iteration(self) -> None:
-        s = self.seconds
-        s["iteration"] = time.perf_counter() - self.t0 - s.get("video", 0.0)
-        self.iterations.append({"env": s.pop("step") - s["sample"], "policy": s.pop("sample") + s.pop("values"), **s})
-
-
-class UpdatesCsv:
-    """<out>/updates.csv: a row (iteration, env_steps, the update's stats) per update,
-    flushed at once; the columns are the first update's."""
-
-    def __init__(self, path: str):
-        self.file, self.writer = open(path, "w", newline=""), None
-
-    def write(self, iteration: int, env_steps: int, stats: dict[str, float]) -> None:
-        if self.writer is None:
-            self.writer = csv.DictWriter(self.file, fieldnames=["iteration", "env_steps", *stats])
-            self.writer.writeheader()
-        self.writer.writerow({"iteration": iteration, "env_steps": env_steps, **stats})
-        self.file.flush()
-
-    def close(self) -> None:
-        self.file.close()
-
-
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     if args.torch_threads > 0:
@@ -405,11 +248,11 @@ def main(argv: list[str] | None = None) -> dict:
     envs = NormalizeVecEnv(robosim.make_vec(args.task, num_envs=args.num_envs, autoreset_mode="SameStep",
                                             **env_kwargs), norm_obs=True, norm_rew=True, gamma=args.gamma)
     eval_env = robosim.make(args.task, num_envs=min(16, args.eval_episodes), **env_kwargs)
-    video = VideoHook(args, env_kwargs)
+    video = VideoHook(args.video_every, args.out, args.task, args.video_size, env_kwargs)
     obs_dim, act_dim = gym.spaces.flatdim(envs.single_observation_space), envs.single_action_space.shape[0]
     agent = ActorCritic(obs_dim, act_dim, args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    demo = DemoTerm(args, eval_env, obs_dim)
+    demo = DemoTerm(args.demos, args.demo_coef, args.demo_steps or args.total_steps, eval_env, obs_dim)
     log = RunLog(args.out, {**asdict(args), **demo.info}, f"PPO {args.task} ({args.num_envs} envs, seed {args.seed})",
                  command=shlex.join(["python", "examples/ppo.py", *(sys.argv[1:] if argv is None else argv)]))
     updates, prof = UpdatesCsv(log.path("updates.csv")), Profiler()
@@ -457,25 +300,6 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"final eval success {success:.2f} after {env_steps} env steps, {log.summary['wall_s']} s; "
           f"logs in {args.out}")
     return log.summary
-
-
-def write_profile(path: str, iterations: list[dict[str, float]], video_every: int, wall_s: float) -> dict:
-    """Median seconds per training iteration of env stepping, policy inference (sampling
-    and bootstrap values) and update, and their fractions of the median iteration; with
-    videos every clip's seconds and overhead_fraction = median clip / (video_every x median
-    iteration). wall_s: the whole run, evaluations included. Printed and written to path."""
-    median = {k: statistics.median(it[k] for it in iterations) for k in ("env", "policy", "update", "iteration")}
-    doc = {"iterations": len(iterations), "torch_threads": torch.get_num_threads(),
-           "load_1min_at_end": os.getloadavg()[0], "wall_s": wall_s, "median_s": median,
-           "fraction_of_iteration": {k: median[k] / median["iteration"] for k in ("env", "policy", "update")}}
-    clips = [it["video"] for it in iterations if "video" in it]
-    if clips:
-        doc["video"] = {"every": video_every, "clip_s": clips, "median_clip_s": statistics.median(clips),
-                        "overhead_fraction": statistics.median(clips) / (video_every * median["iteration"])}
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
-    print(json.dumps(doc, indent=1))
-    return doc
 
 
 if __name__ == "__main__":
