@@ -41,6 +41,7 @@ STALL_STEPS = 24        # scripted: a turn still > 0.5 rad short by then is made
 
 @register_task("LiftPegUpright-v1")
 class LiftPegUprightTask(Task):
+    instruction = "Stand the peg that lies on its side upright on the table."
     supported_robots = ("panda",)   # scripted >= 80% over 64 seeded episodes (xarm7: 53%)
     max_episode_steps = 150
     max_dense_reward = 3.2

@@ -44,6 +44,7 @@ GRASP_BELOW_TOP = 0.025    # scripted grasp: tcp this far below the handle bar's
 
 @register_task("OpenDrawer-v1")
 class OpenDrawerTask(Task):
+    instruction = "Pull the cabinet's drawer open by its handle."
     max_episode_steps = 100
     max_dense_reward = 3.0
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)

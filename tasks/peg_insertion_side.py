@@ -71,6 +71,7 @@ def peg_object(half_length: float, half_width: float) -> RigidObject:
 
 @register_task("PegInsertionSide-v1")
 class PegInsertionSideTask(Task):
+    instruction = "Pick up the peg and insert its orange head sideways into the hole in the box."
     supported_robots = ("panda",)   # scripted >= 80% over 64 seeded episodes (xarm7: 75%)
     max_episode_steps = 150
     max_dense_reward = 11.0

@@ -24,6 +24,7 @@ GOAL_THRESHOLD = 0.025
 
 @register_task("PickCube-v1")
 class PickCubeTask(GoalPointMixin, Task):
+    instruction = "Pick up the cube and hold it at the goal position."
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     max_episode_steps = 50
     max_dense_reward = 5.0

@@ -48,6 +48,7 @@ def rest_height(kind: int, half: np.ndarray, points: np.ndarray) -> float:
 
 @register_task("PickObject-v1")
 class PickObjectTask(Task):
+    instruction = "Pick up the object and lift it off the table."
     max_episode_steps = 60
     max_dense_reward = 2.0
     randomizes_build = True

@@ -56,6 +56,7 @@ def bin_shapes(color) -> list[Box]:
 
 @register_task("PlaceSphere-v1")
 class PlaceSphereTask(Task):
+    instruction = "Pick up the sphere and place it in the bin."
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
     max_episode_steps = 50
     max_dense_reward = 13.0

@@ -52,6 +52,7 @@ GOAL_BEYOND_CUBE = 0.05 + GOAL_RADIUS       # goal x - cube x (m)
 
 @register_task("PokeCube-v1")
 class PokeCubeTask(GoalPointMixin, Task):
+    instruction = "Grasp the peg and use its head to poke the cube into the goal region."
     supported_robots = ("panda",)   # scripted >= 80% (docstring); xarm7 reaches only 50%
     max_episode_steps = 80
     max_dense_reward = 10.0

@@ -35,6 +35,7 @@ PULL_OFFSET = 0.03     # the pull pose: this far beyond the cube's +x face (m)
 
 @register_task("PullCube-v1")
 class PullCubeTask(CubeToGoalMixin, Task):
+    instruction = "Pull the cube toward you into the goal region."
     goal_radius = GOAL_RADIUS
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
     max_episode_steps = 50

@@ -23,6 +23,7 @@ PUSH_DISTANCE = 0.2
 
 @register_task("PushCube-v1")
 class PushCubeTask(CubeToGoalMixin, Task):
+    instruction = "Push the cube forward into the goal region."
     goal_radius = GOAL_RADIUS
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     max_episode_steps = 50

@@ -71,6 +71,7 @@ def tee_shapes(color, collision: bool = True, half_thickness: float = HALF_THICK
 
 @register_task("PushT-v1")
 class PushTTask(Task):
+    instruction = "Push the T-shaped block to the goal position and orientation."
     max_episode_steps = 150
     max_dense_reward = 3.5
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)

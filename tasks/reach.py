@@ -25,6 +25,7 @@ GOAL_HIGH = (0.15, 0.15, 0.35)
 
 @register_task("Reach-v1")
 class ReachTask(GoalPointMixin, Task):
+    instruction = "Move the gripper to the goal position."
     max_episode_steps = 50
     goal_conditioned = True
     default_control_mode = "pd_ee_delta_pos"

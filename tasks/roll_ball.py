@@ -44,6 +44,7 @@ FENCE = 1.6                # fence half side around the env origin (m)
 
 @register_task("RollBall-v1")
 class RollBallTask(Task):
+    instruction = "Hit the ball so that it rolls into the goal region."
     supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
     max_episode_steps = 80
     max_dense_reward = 30.0

@@ -27,6 +27,7 @@ MIN_SEPARATION = 0.1
 
 @register_task("StackCube-v1")
 class StackCubeTask(Task):
+    instruction = "Stack the red cube on top of the green cube."
     supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
     max_episode_steps = 80
     max_dense_reward = 6.0

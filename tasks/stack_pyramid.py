@@ -38,6 +38,7 @@ SIDE_GAP = 0.052        # A-B centre distance the reward and the scripted placem
 
 @register_task("StackPyramid-v1")
 class StackPyramidTask(Task):
+    instruction = "Put the red cube next to the green cube, then the blue cube on top of both."
     supported_robots = ("panda", "xarm7")   # scripted >= 80% over 64 seeded episodes
     max_episode_steps = 160
     max_dense_reward = 10.0

@@ -66,6 +66,7 @@ def knob_model(height: float, lever: float) -> ArticulationModel:
 
 @register_task("TurnKnob-v1")
 class TurnKnobTask(Task):
+    instruction = "Turn the knob to the target angle."
     max_episode_steps = 100
     max_dense_reward = 3.0
     randomizes_build = True

@@ -51,6 +51,9 @@ class Task:
     default_robot: str = DEFAULT_ROBOT        # robosim.make(..., robot=None) uses this one
     supported_robots: tuple[str, ...] | None = None   # robot names the task works with; None: any
     max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward, in [-1, 0]
+    # one-sentence natural-language goal, imperative ("Pick up the cube ..."): the task
+    # string of LeRobot exports, for language-conditioned policies; "" when unset
+    instruction: str = ""
     # cameras of the camera obs modes and render_mode="sensors" (env kwarg sensor_configs
     # overrides resolution, pose, ...); default: ManiSkill3's "base_camera" view
     sensor_cameras: tuple[CameraConfig, ...] = (
