@@ -16,8 +16,9 @@ exactly, and `robosim replay` re-simulates it as recorded.
 
 Import: a dataset robosim wrote, or one written for the same task and robot (it must have
 action and observation.environment_state in robosim's layout; the task is then given
-with task=, its final states come from one simulated step and its seeds are unknown, -1).
-Both writes are atomic: the dataset is built in a hidden directory beside `out_dir` and
+with task=, every episode is re-simulated from its first state and checked against the
+recorded states, and its seeds are unknown, -1). The whole dataset is checked
+(robosim.demos.lerobot_checks) before anything is written. Both writes are atomic: the dataset is built in a hidden directory beside `out_dir` and
 renamed when complete; the HDF5 file goes through robosim.record's TrajectoryWriter.
 """
 from __future__ import annotations
@@ -31,12 +32,14 @@ import numpy as np
 
 from robosim.core.atomic import replace_dir_into_place
 from robosim.core.version import __version__
+from robosim.demos import lerobot_checks as checks
 from robosim.demos import lerobot_format as fmt
 from robosim.envs import get_task, list_tasks, make, make_env
 from robosim.record.files import OutputLock
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile, TrajectoryWriter
 
 IMAGE_PREFIX = "observation.images."
+# LeRobot column -> (robosim Episode field, dtype)
 NEXT_FIELDS = {"next.reward": ("rewards", "float32"), "next.success": ("success", "bool"),
                "next.terminated": ("terminated", "bool"), "next.truncated": ("truncated", "bool")}
 
@@ -54,9 +57,9 @@ def _check_out_dir(out_dir: Any) -> str:
 
 
 def task_description(task_id: str) -> str:
-    """The LeRobot task string of a robosim task: its id and its docstring's first line."""
-    doc = (get_task(task_id).__doc__ or "").strip().splitlines()
-    return f"{task_id}: {doc[0].strip()}" if doc else task_id
+    """The LeRobot task string of a robosim task: its natural-language instruction
+    (Task.instruction), or the task id for a task that has none."""
+    return get_task(task_id).instruction or task_id
 
 
 def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None, video: bool = True,
@@ -213,93 +216,115 @@ class _DatasetWriter:
         return {"episodes": n, "frames": self.total, "videos": [IMAGE_PREFIX + c for c in self.streams]}
 
 
-def _header(info: dict, task: str | None, robot: str | None, arg: str) -> tuple[dict, Any]:
-    """(trajectory header, env for final states or None) of a dataset: from its robosim
-    entry, else built from task/robot. ValueError when task or robot contradicts it."""
-    meta = info.get("robosim")
-    if isinstance(meta, dict):
-        spec_key = "env_spec" if "env_spec" in meta else "env_kwargs"   # env_kwargs: exports before EnvSpec
-        header = {k: meta[k] for k in ("robosim_version", "task_id", spec_key, "num_envs", "state_dim",
-                                       "action_dim", "sim_backend", "control_mode")}
+def _header(data: fmt.DatasetFiles, task: str | None, robot: str | None, where: str) -> tuple[dict, Any]:
+    """(trajectory header, env to re-simulate in or None) of a dataset: from its robosim
+    entry, else from an env of task/robot with separate physics (exact re-simulation).
+    ValueError when task or robot contradicts the dataset."""
+    header = checks.robosim_header(data, where)
+    if header is not None:
+        spec = header.get("env_spec", header.get("env_kwargs"))
         if task is not None and task != header["task_id"]:
             raise ValueError(f"task must be the dataset's task {header['task_id']!r} (it was recorded on it), "
-                             f"got {task!r} for {arg}")
-        recorded_robot = header[spec_key].get("robot") or info.get("robot_type")
+                             f"got {task!r} for {where}")
+        recorded_robot = spec.get("robot") or data.info.get("robot_type")
         if robot is not None and robot != recorded_robot:
-            raise ValueError(f"robot must be the dataset's robot {recorded_robot!r}, got {robot!r} for {arg}")
+            raise ValueError(f"robot must be the dataset's robot {recorded_robot!r}, got {robot!r} for {where}")
         return header, None
     if task is None:
         raise ValueError(f"task must be given for a dataset robosim did not write (no 'robosim' entry in its "
-                         f"{fmt.INFO_PATH}), got None for {arg}")
-    robot_type = info.get("robot_type")
+                         f"{fmt.INFO_PATH}), got None for {where}")
+    if task not in list_tasks():
+        raise ValueError(f"task must be one of {list_tasks()}, got {task!r}")
+    robot_type = data.info.get("robot_type")
     if robot is not None and robot_type not in (None, robot):
-        raise ValueError(f"robot must be the dataset's robot_type {robot_type!r}, got {robot!r} for {arg}")
+        raise ValueError(f"robot must be the dataset's robot_type {robot_type!r}, got {robot!r} for {where}")
     env = make(task, num_envs=1, robot=robot or robot_type, physics_isolation="separate")
     return env.header(), env
 
 
-def _check_feature(info: dict, name: str, size: int, what: str, arg: str) -> None:
-    feature = info["features"].get(name)
-    if feature is None:
-        raise ValueError(f"{arg} must have the feature {name!r} ({what}), got features {sorted(info['features'])}")
-    if list(feature.get("shape", [])) != [size]:
-        raise ValueError(f"{arg} feature {name!r} must have shape [{size}] ({what}), got {feature.get('shape')}")
-
-
 def import_lerobot(dataset_dir: str, out_path: str, *, task: str | None = None, robot: str | None = None,
-                   progress: bool = True) -> dict:
+                   tolerance: float = 1e-4, progress: bool = True) -> dict:
     """Read the LeRobot v3.0 dataset in `dataset_dir` into a robosim trajectory at
     `out_path` (.h5). task/robot: required for a dataset robosim did not write (its
-    robot_type must match); for one it wrote they must match its own. Returns
-    {"episodes", "frames", "task_id", "out_path"}."""
+    robot_type must match); for one it wrote they must match its own.
+
+    The whole dataset is checked before anything is written (robosim.demos.lerobot_checks).
+    A dataset robosim did not write is re-simulated episode by episode (separate physics,
+    from the first recorded state, with the recorded actions); an episode whose recorded
+    states differ from the re-simulated ones by more than `tolerance` (float32 state units:
+    m, rad, m/s, rad/s) anywhere is refused, naming its first diverging step. The file
+    then holds the re-simulated states (so `robosim replay` reproduces them exactly) and
+    the recorded next.* columns, or the re-simulated ones where the dataset has none.
+    Returns {"episodes", "frames", "task_id", "out_path", "resimulated" (bool),
+    "max_deviation" (largest |recorded - re-simulated| state value, 0.0 when not re-simulated)}."""
     from robosim.record.files import check_output_path
 
     out_path = check_output_path("out_path", out_path, TRAJECTORY_SUFFIXES)
-    arg = f"dataset_dir {os.fspath(dataset_dir)!r}"
-    info, columns, rows = fmt.read_dataset(dataset_dir, arg="dataset_dir")
-    header, env = _header(info, task, robot, arg)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < np.inf:
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    where = f"dataset_dir {os.fspath(dataset_dir)!r}"
+    data = fmt.read_dataset(dataset_dir, arg="dataset_dir")
+    checks.check_info(data, where)
+    header, env = _header(data, task, robot, where)
     try:
-        _check_feature(info, "action", header["action_dim"], f"{header['task_id']}'s action dimension in "
-                       f"control mode {header['control_mode']}", arg)
-        _check_feature(info, "observation.environment_state", header["state_dim"],
-                       f"{header['task_id']}'s env state dimension", arg)
-        episodes = [_episode(row, columns, env, header) for row in rows]
-        writer = TrajectoryWriter(out_path, header, arg="out_path")
-        try:
-            from tqdm import tqdm
-
-            for episode in tqdm(episodes, desc="import", unit="ep", disable=not progress):
-                writer.add_episode(episode)
-        except BaseException:
-            writer.discard()
-            raise
-        writer.close()
+        episodes, deviation = _read_episodes(data, header, env, tolerance, where, progress)
     finally:
         if env is not None:
             env.close()
+    writer = TrajectoryWriter(out_path, header, arg="out_path")
+    try:
+        for episode in episodes:
+            writer.add_episode(episode)
+    except BaseException:
+        writer.discard()
+        raise
+    writer.close()
     return {"episodes": len(episodes), "frames": sum(e.length for e in episodes), "task_id": header["task_id"],
-            "out_path": out_path}
+            "out_path": out_path, "resimulated": env is not None, "max_deviation": deviation}
 
 
-def _episode(row: dict, columns: dict[str, np.ndarray], env, header: dict) -> Episode:
-    """One robosim Episode from an episodes-table row and the frame columns."""
-    import torch
+def _read_episodes(data: fmt.DatasetFiles, header: dict, env, tolerance: float, where: str,
+                   progress: bool) -> tuple[list[Episode], float]:
+    """Every episode of a checked dataset, re-simulated in `env` when it is not None;
+    (episodes, max |recorded - re-simulated| state value)."""
+    from tqdm import tqdm
 
-    lo, hi = int(row["dataset_from_index"]), int(row["dataset_to_index"])
-    states = columns["observation.environment_state"][lo:hi].astype(np.float32)
-    actions = columns["action"][lo:hi].astype(np.float32)
-    if row.get("robosim/final_state") is not None:
-        final = np.asarray(row["robosim/final_state"], np.float32)
-    else:   # not recorded: one simulated step from the last frame
-        env.set_state(torch.from_numpy(states[-1:]))
-        env.step(torch.from_numpy(actions[-1:]))
-        final = env.get_state()[0].cpu().numpy()
-    t = hi - lo
-    fields = {field: (columns[name][lo:hi].astype(np.float32 if dtype == "float32" else bool)
-                      if name in columns else np.zeros(t, np.float32 if dtype == "float32" else bool))
-              for name, (field, dtype) in NEXT_FIELDS.items()}
-    if "next.terminated" not in columns and "next.done" in columns:   # LeRobot's usual done flag
-        fields["terminated"] = columns["next.done"][lo:hi].astype(bool)
-    return Episode(env_index=int(row.get("robosim/env_index") or 0), seed=int(row.get("robosim/seed", -1)),
-                   states=np.concatenate([states, final[None]]), actions=actions,
-                   complete=bool(row.get("robosim/complete", True)), **fields)
+    s, a = header["state_dim"], header["action_dim"]
+    checks.check_feature(data, "action", a, f"{header['task_id']}'s action dimension in control mode "
+                         f"{header['control_mode']}", where)
+    checks.check_feature(data, "observation.environment_state", s, f"{header['task_id']}'s env state dimension",
+                         where)
+    frames = checks.episode_frames(data, header if env is None else None, where)
+    states = checks.frame_column(data, "observation.environment_state", s, where).astype(np.float32)
+    actions = checks.frame_column(data, "action", a, where).astype(np.float32)
+    if "next.terminated" not in data.columns and "next.done" in data.columns:   # LeRobot's usual done flag
+        data.columns["next.terminated"] = data.columns["next.done"]
+    missing = [name for name in NEXT_FIELDS if name not in data.columns]
+    if env is None and missing:   # nothing to re-simulate them from
+        raise ValueError(f"{where} data files {[f for f, _, _ in data.frame_files]} must have the columns "
+                         f"{list(NEXT_FIELDS)} (robosim's export writes them), missing {missing}")
+    nexts = {name: checks.frame_column(data, name, None, where) for name in NEXT_FIELDS if name not in missing}
+    episodes, deviation = [], 0.0
+    for ep in tqdm(frames, desc="import", unit="ep", disable=not progress):
+        lo, hi = ep.start, ep.end
+        fields = {field: nexts[name][lo:hi].astype(np.float32 if dtype == "float32" else bool)
+                  for name, (field, dtype) in NEXT_FIELDS.items() if name in nexts}
+        if env is None:
+            row = ep.row
+            episodes.append(Episode(env_index=int(row["robosim/env_index"]), seed=int(row["robosim/seed"]),
+                                    states=np.concatenate([states[lo:hi], np.float32([row["robosim/final_state"]])]),
+                                    actions=actions[lo:hi], complete=bool(row["robosim/complete"]), **fields))
+            continue
+        sim = checks.resimulate(env, states[lo], actions[lo:hi])
+        hit = checks.divergence(states[lo:hi], sim["states"], tolerance)
+        if hit is not None:
+            step, index, error = hit
+            raise ValueError(f"{where} {data.frame_file(lo + step)} episode {ep.index} field "
+                             f"'observation.environment_state' must match its re-simulation in {header['task_id']} "
+                             f"(separate physics, from the first state, with the recorded actions) within tolerance "
+                             f"{tolerance:g}: first differs at step {step}, state index {index}, by {error:.3g}")
+        deviation = max(deviation, float(np.abs(states[lo:hi] - sim["states"][:-1]).max()))
+        fields = {field: fields.get(field, sim[field]) for field, _ in NEXT_FIELDS.values()}
+        episodes.append(Episode(env_index=0, seed=-1, states=sim["states"], actions=actions[lo:hi], complete=True,
+                                **fields))
+    return episodes, deviation

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -138,11 +139,35 @@ class Mp4Stream:
             self._writer = None
 
 
-def read_dataset(directory: str, arg: str = "dataset") -> tuple[dict, dict[str, np.ndarray], list[dict]]:
-    """(info, frame columns as numpy, episode rows) of a LeRobot v3.0 dataset directory;
-    ValueError naming `arg` when it is not one. Frame columns: shape (F,) or (F, n)."""
+@dataclass
+class DatasetFiles:
+    """A LeRobot v3.0 dataset as read from disk, with where each part came from.
+
+    columns: frame columns as numpy, shape (F,) or (F, n) (an object array when a list
+    column is ragged); rows: episode rows sorted by episode_index; row_files[k]: the
+    parquet file (relative to `root`) of rows[k]; frame_files: (file, first, end) frame
+    ranges of the data files, in frame order."""
+
+    root: str
+    info: dict
+    columns: dict[str, np.ndarray]
+    rows: list[dict]
+    row_files: list[str]
+    frame_files: list[tuple[str, int, int]]
+
+    def frame_file(self, index: int) -> str:
+        """The data file (relative to `root`) holding frame `index` (the last one past the end)."""
+        return next((f for f, lo, hi in self.frame_files if lo <= index < hi), self.frame_files[-1][0])
+
+
+def read_dataset(directory: str, arg: str = "dataset") -> DatasetFiles:
+    """Read a LeRobot v3.0 dataset directory: ValueError naming `arg` and the file when
+    it is not one (no or unreadable meta/info.json, another codebase_version, fps,
+    features or data_path missing, unreadable parquet). Contents are checked by
+    robosim.demos.lerobot_checks."""
     if not isinstance(directory, (str, os.PathLike)) or not os.path.isdir(directory):
         raise ValueError(f"{arg} must be an existing LeRobot dataset directory, got {directory!r}")
+    directory = os.fspath(directory)
     info_path = os.path.join(directory, INFO_PATH)
     try:
         with open(info_path) as f:
@@ -158,31 +183,57 @@ def read_dataset(directory: str, arg: str = "dataset") -> tuple[dict, dict[str, 
         if key not in info:
             raise ValueError(f"{arg} must have {key!r} in {info_path!r}, got keys {sorted(info)}")
     pq = require_pyarrow()
-    import pyarrow as pa
-
-    try:
-        episodes = _read_tables(pq, directory, "meta/episodes").to_pylist()
-        data = _read_tables(pq, directory, "data")
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{arg} has unreadable parquet files in {directory!r}: {err}") from None
+    episodes, row_files = _read_tables(pq, directory, "meta/episodes", arg)
+    data, data_files = _read_tables(pq, directory, "data", arg)
+    rows = [dict(row, _file=f) for table, f in zip(episodes, row_files) for row in table.to_pylist()]
+    rows.sort(key=lambda r: (not isinstance(r.get("episode_index"), int), r.get("episode_index", 0)))
+    frame_files, start = [], 0
+    for table, f in zip(data, data_files):
+        frame_files.append((f, start, start + table.num_rows))
+        start += table.num_rows
     columns = {}
-    for name in data.column_names:
-        column = data.column(name).combine_chunks()
-        if pa.types.is_fixed_size_list(column.type):   # what LeRobot writes for shape (n,)
-            columns[name] = column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), -1)
-        else:
-            columns[name] = np.asarray(column.to_pylist())
-    return info, columns, sorted(episodes, key=lambda e: e["episode_index"])
+    try:
+        import pyarrow as pa
+
+        table = pa.concat_tables(data)
+    except (ValueError, TypeError) as err:   # pyarrow.ArrowInvalid is a ValueError
+        raise ValueError(f"{arg} data files {data_files} must share one schema, got {err}") from None
+    for name in table.column_names:
+        columns[name] = _to_numpy(table.column(name).combine_chunks())
+    return DatasetFiles(directory, info, columns, [{k: v for k, v in r.items() if k != "_file"} for r in rows],
+                        [r["_file"] for r in rows], frame_files)
 
 
-def _read_tables(pq, directory: str, sub: str):
-    """Every chunk-*/file-*.parquet under directory/sub, concatenated in path order."""
+def _to_numpy(column) -> np.ndarray:
+    """A frame column as numpy: (F,) for scalars, (F, n) for lists of equal length n,
+    an object array (F,) for ragged lists."""
     import pyarrow as pa
 
+    if pa.types.is_fixed_size_list(column.type):   # what LeRobot writes for shape (n,)
+        return column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), -1)
+    values = column.to_pylist()
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        lengths = {len(v) if v is not None else -1 for v in values}
+        if len(lengths) != 1 or -1 in lengths:
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out
+    return np.asarray([np.nan if v is None else v for v in values]) if None in values else np.asarray(values)
+
+
+def _read_tables(pq, directory: str, sub: str, arg: str) -> tuple[list, list[str]]:
+    """(tables, paths relative to directory) of every chunk-*/file-*.parquet under
+    directory/sub, in path order."""
     root = os.path.join(directory, sub)
-    paths = sorted(os.path.join(root, c, f) for c in (os.listdir(root) if os.path.isdir(root) else [])
+    paths = sorted(os.path.join(c, f) for c in (os.listdir(root) if os.path.isdir(root) else [])
                    if os.path.isdir(os.path.join(root, c)) for f in os.listdir(os.path.join(root, c))
                    if f.endswith(".parquet"))
     if not paths:
-        raise ValueError(f"no parquet file under {root!r}")
-    return pa.concat_tables([pq.read_table(p) for p in paths])
+        raise ValueError(f"{arg} must have parquet files under {root!r}, got none")
+    tables = []
+    for p in paths:
+        try:
+            tables.append(pq.read_table(os.path.join(root, p)))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{arg} has an unreadable parquet file {os.path.join(sub, p)!r}: {err}") from None
+    return tables, [os.path.join(sub, p) for p in paths]
