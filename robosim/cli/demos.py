@@ -8,7 +8,8 @@ the ValueError/TypeError into that line). A generation that hits its --max-tries
 or a conversion in which an episode fails, exits with status 1. export / import refuse
 before anything is written: not a robosim trajectory, not a LeRobot v3.0 dataset,
 another task or robot, an action dimension that does not match, an existing --out
-directory.
+directory, and for import any content check of robosim.demos.lerobot_checks (a column
+of the wrong width, NaN, episode indices past the data, a re-simulation that diverges).
 """
 from __future__ import annotations
 
@@ -132,9 +133,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from robosim.demos.lerobot import import_lerobot
 
-    summary = import_lerobot(args.dataset, args.out, task=args.task, robot=args.robot, progress=True)
+    summary = import_lerobot(args.dataset, args.out, task=args.task, robot=args.robot, tolerance=args.tolerance,
+                             progress=True)
+    checked = (f", re-simulated: recorded states within {summary['max_deviation']:.3g} of the re-simulation"
+               if summary["resimulated"] else "")
     print(f"wrote {summary['out_path']}: {summary['episodes']} episodes, {summary['frames']} steps of "
-          f"{summary['task_id']} (replay with `robosim replay {summary['out_path']}`)")
+          f"{summary['task_id']}{checked} (replay with `robosim replay {summary['out_path']}`)")
     return 0
 
 
@@ -162,12 +166,17 @@ def add_lerobot_commands(demos) -> None:
                          description="Read a LeRobot v3.0 dataset that robosim exported (exact: states, seeds, "
                                      "env slots; `robosim replay` re-simulates it), or one written for the same "
                                      "task and robot with action and observation.environment_state in robosim's "
-                                     "layout (give --task; final states come from one simulated step, seeds "
-                                     "are unknown).")
+                                     "layout (give --task; every episode is re-simulated from its first state "
+                                     "with its actions and refused when its recorded states differ by more than "
+                                     "--tolerance; seeds are unknown). The whole dataset is checked before "
+                                     "anything is written.")
     i.add_argument("dataset", metavar="DIR", help="LeRobot v3.0 dataset directory")
     i.add_argument("--out", required=True, metavar="PATH.h5", help="output trajectory (.h5)")
     i.add_argument("--task", default=None,
                    help="task id; required for a dataset robosim did not write, else must match the dataset's")
     i.add_argument("--robot", default=None,
                    help="robot name (default: the dataset's robot_type); must match the dataset's")
+    i.add_argument("--tolerance", type=float, default=1e-4,
+                   help="largest |recorded - re-simulated| state value accepted for a dataset robosim did not "
+                        "write (state units: m, rad, m/s, rad/s; default: 1e-4)")
     i.set_defaults(func=cmd_import)
