@@ -1,7 +1,8 @@
 """PickObject-v1: pick up a procedurally generated object that differs per env and per episode.
 
-Every env holds a pool of `pool_size` objects drawn at build time from its own random
-stream: a box, an upright cylinder or a random convex hull, 3-6 cm across and 3-6 cm
+Every env holds a pool of `pool_size` objects (1 to MAX_POOL_SIZE = 64: every env builds each
+object as its own actor, so the build time grows with num_envs * pool_size; 100000
+would build for minutes) drawn at build time from its own random stream: a box, an upright cylinder or a random convex hull, 3-6 cm across and 3-6 cm
 tall, 0.02-0.2 kg, in a random colour. Each episode activates one of them (a pool swap,
 no rebuild) at a random place and yaw. Success: the object's lowest point at least
 `lift_height` (default 0.08 m) above the ground.
@@ -23,6 +24,7 @@ from robosim.envs.solutions import PickAndPlacePolicy
 from robosim.sim import Box, Cylinder, Mesh, RigidObject
 
 SHAPES = ("box", "cylinder", "hull")
+MAX_POOL_SIZE = 64   # the pool_size bound (module docstring)
 UPRIGHT = (math.sqrt(0.5), 0.0, -math.sqrt(0.5), 0.0)   # turns a cylinder's x axis to +z
 
 
@@ -61,8 +63,9 @@ class PickObjectTask(Task):
     @classmethod
     def check_parameters(cls, given):
         given = super().check_parameters(given)
-        if given.get("pool_size", 4) < 1:
-            raise ValueError(f"task parameter pool_size must be >= 1, got {given['pool_size']!r}")
+        if not 1 <= given.get("pool_size", 4) <= MAX_POOL_SIZE:
+            raise ValueError(f"task parameter pool_size must be in [1, {MAX_POOL_SIZE}] (MAX_POOL_SIZE: each object "
+                             f"is built in every env), got {given['pool_size']!r}")
         if not 0 < given.get("lift_height", 0.08) < 0.5:
             raise ValueError(f"task parameter lift_height must be in (0, 0.5) m, got {given['lift_height']!r}")
         return given
