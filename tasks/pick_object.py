@@ -1,11 +1,12 @@
 """PickObject-v1: pick up a procedurally generated object that differs per env and per episode.
 
-Every env holds a pool of `pool_size` objects (1 to MAX_POOL_SIZE = 64: every env builds each
-object as its own actor, so the build time grows with num_envs * pool_size; 100000
-would build for minutes) drawn at build time from its own random stream: a box, an upright cylinder or a random convex hull, 3-6 cm across and 3-6 cm
+Every env holds a pool of `pool_size` objects drawn at build time from its own random
+stream: a box, an upright cylinder or a random convex hull, 3-6 cm across and 3-6 cm
 tall, 0.02-0.2 kg, in a random colour. Each episode activates one of them (a pool swap,
 no rebuild) at a random place and yaw. Success: the object's lowest point at least
-`lift_height` (default 0.08 m) above the ground.
+`lift_height` (default 0.08 m) above the ground. pool_size is 1 to MAX_POOL_SIZE = 64:
+every env builds each object as its own actor, so the build time grows with
+num_envs * pool_size (100000 would build for minutes).
 
 Dense reward (<= 0, exactly 0 on success, max_dense_reward 2): -tanh(5 * tcp-to-object
 distance) + (clamp(lift / lift_height, 0, 1) - 1), so no state pays more than success.
