@@ -148,12 +148,13 @@ def check_control_mode(arg: str, mode: str) -> str:
 def convert_demos(path: str, out: str, control_mode: str, progress: bool = False) -> ConvertReport:
     """Convert every episode of the trajectory at `path` to `control_mode`, writing the
     converted episodes that succeed to `out` (.h5); see the module docstring. Checks
-    the file, the mode and the output path (ValueError naming the argument) before any
-    env is built."""
+    the mode, the whole file (robosim.demos.source.read_demos: a damaged or empty file
+    is refused naming the episode and field) and the output path (ValueError naming the
+    argument) before any env is built or anything written."""
     check_control_mode("to_control_mode", control_mode)
     traj, episodes = read_demos(path)
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
-    report = ConvertReport(path, out, str(traj.env_kwargs.get("control_mode")), control_mode)
+    report = ConvertReport(path, out, str(traj.attrs.get("control_mode", traj.spec.control_mode)), control_mode)
     env = make_recording_env(traj, control_mode=control_mode, physics_isolation="separate", obs_mode="none")
     solver, layout = ActionSolver(env), StateLayout(env.sim)
     results: dict[int, tuple[bool, int, np.ndarray]] = {}
