@@ -107,7 +107,7 @@ class PlaceSphereTask(Task):
         reward = 2 * (1 - torch.tanh(5 * (tcp - obj_pos).norm(dim=1)))
         place = 4 + (1 - torch.tanh(5 * (self.bin_top() - obj_pos).norm(dim=1)))
         reward = torch.where(grasped, place, reward)
-        widest = self.robot.gripper_width(self.robot.view.qlimits()[:, 1].expand_as(qpos))
+        widest = self.robot.gripper_width(self.robot.view.qlimits()[:, 1].to(qpos.device).expand_as(qpos))
         opening = torch.where(grasped, (self.robot.gripper_width(qpos) / widest).clamp(0, 1), torch.ones_like(reward))
         vel = self.sphere.velocity()
         still = 1 - torch.tanh(10 * vel[:, :3].norm(dim=1) + vel[:, 3:].norm(dim=1))

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import sapien
 import torch
 
+from robosim.core.rotations import quat_to_matrix
 from robosim.sensors.camera import PicturesInFlight
 
 PICTURES = ["Color", "Position", "Segmentation"]
@@ -36,6 +38,7 @@ class GpuCameraGroups:
         self.luts = luts
         self.cameras = cameras
         self._groups: dict | None = None
+        self._mounts: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None
 
     @property
     def groups(self) -> dict:
@@ -49,6 +52,50 @@ class GpuCameraGroups:
             self._groups = {name: group.create_camera_group(per_env, PICTURES)
                             for name, per_env in self.cameras.items()}
         return self._groups
+
+    def _mounted(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """{camera: (long (N,) pose rows of its mount, float32 (N, 4, 4) OpenGL camera frame
+        -> mount frame)} for cameras on moving bodies. The CPU entity pose and the model
+        matrix are read at the same instant, so their ratio is right even where GPU
+        PhysX never wrote the entity's pose."""
+        if self._mounts is None:
+            self._mounts = {}
+            for name, per_env in self.cameras.items():
+                bodies = [mount_body(camera) for camera in per_env]
+                if any(b is None or isinstance(b, sapien.physx.PhysxRigidStaticComponent) for b in bodies):
+                    continue
+                local = [np.linalg.inv(camera.entity.pose.to_transformation_matrix()) @ camera.get_model_matrix()
+                         for camera in per_env]
+                rows = torch.tensor([self.sim.pose_index(b) for b in bodies], dtype=torch.long, device=self.sim.device)
+                self._mounts[name] = (rows, torch.from_numpy(np.stack(local).astype(np.float32)).to(self.sim.device))
+        return self._mounts
+
+    def params(self) -> dict[str, dict[str, torch.Tensor]]:
+        """{camera: {intrinsic_cv (N, 3, 3), extrinsic_cv (N, 3, 4), cam2env_gl (N, 4, 4)}}
+        float32 on the device, env frame (= sub-scene frame). A camera on a moving body
+        follows the body's row of the pose buffer (GPU PhysX writes no entity pose)."""
+        out = {}
+        mounted = self._mounted()
+        for name, per_env in self.cameras.items():
+            intrinsic = torch.from_numpy(np.stack([c.get_intrinsic_matrix() for c in per_env]).astype(np.float32))
+            if name in mounted:
+                rows, local = mounted[name]
+                self.sim.buffers.links()                  # the mount is a link...
+                pose = self.sim.buffers.rigid()[rows, :7]  # ...or a dynamic body
+                body = torch.zeros(len(per_env), 4, 4, dtype=torch.float32, device=self.sim.device)
+                body[:, :3, :3] = quat_to_matrix(pose[:, 3:])
+                body[:, :3, 3] = pose[:, :3]
+                body[:, 3, 3] = 1.0
+                model = body @ local
+            else:
+                model = torch.from_numpy(np.stack([c.get_model_matrix() for c in per_env]).astype(np.float32))
+            model = model.to(self.sim.device)
+            cv = model[:, :3] * torch.tensor([1.0, -1.0, -1.0, 1.0], device=model.device)   # GL -> OpenCV axes
+            rot_t = cv[:, :, :3].transpose(1, 2)           # a rigid inverse: no solver, no host sync
+            extrinsic = torch.cat([rot_t, -(rot_t @ cv[:, :, 3:])], dim=2)
+            out[name] = {"intrinsic_cv": intrinsic.to(self.sim.device), "extrinsic_cv": extrinsic,
+                         "cam2env_gl": model}
+        return out
 
     def _remap(self, raw: torch.Tensor) -> torch.Tensor:
         """(N, H, W) raw per-scene entity ids -> int16 stable ids (unknown -> 0)."""

@@ -6,19 +6,22 @@ itself. The emulation keeps the GPU system's buffers as torch tensors on `device
 SAPIEN's layout, and enforces the rules a GPU run would impose (docs/gpu.md lists each
 with its SAPIEN source line):
 
-  * buffer rows: rigid dynamic bodies first (gpu_index i, kinematic ones included),
-    then A articulations x L_max links (row R + a * L_max + link index; padding rows);
-    articulation buffers are (A, dof_max), padded;
+  * the scene config is copied when the system is constructed (SAPIEN's PhysxSystem
+    does), and every CPU system is built with that copy;
+  * rows: rigid dynamic bodies first, in creation order over all sub-scenes (kinematic
+    ones included), then A articulations (creation order) x L_max links (row
+    R + a * L_max + link index; padding rows); joint buffers are (A, dof_max), padded;
+  * an indexed qpos, qvel, qf or drive-target apply with n indices writes the FIRST n
+    articulations, as SAPIEN's does; root and rigid-body applies write the named rows;
+  * one infinite plane reaches every sub-scene (robosim.sim.gpu_emulation_shared);
   * no fetch, apply or step before `gpu_init`; adding a body afterwards un-initializes
     the system, so the next step fails as SAPIEN's does;
-  * a buffer is stale after a step until fetched. SAPIEN hands back the old rows; the
-    emulation fills them with NaN, and an apply that would push such rows raises, so a
-    missing fetch fails loudly instead of silently rewinding other envs;
-  * link poses change after a qpos or root-pose apply only once
-    `gpu_update_articulation_kinematics` has run (SAPIEN copies before it updates);
-  * `entity.set_pose` on a dynamic body does nothing (SAPIEN logs "setting pose does
-    not affect PhysX GPU simulation."): the emulation undoes it before the next step
-    and at gpu_init; toggling `kinematic` after gpu_init raises at the next step;
+  * a buffer is stale after a step until fetched: its rows read NaN, and an apply that
+    would push them raises (SAPIEN would silently push the old rows back);
+  * link poses follow a qpos or root-pose apply only after
+    `gpu_update_articulation_kinematics` (SAPIEN copies before it updates);
+  * `entity.set_pose` on a dynamic body is undone before the next step and at gpu_init,
+    with SAPIEN's warning; toggling `kinematic` after gpu_init raises at the next step;
   * the render group refuses a scene changed after it was created, and a pose buffer
     that was not fetched since the last step.
 """
@@ -31,6 +34,7 @@ import sapien
 import torch
 
 from robosim.sim.gpu_emulation_render import EmulatedRenderGroup
+from robosim.sim.gpu_emulation_shared import cpu_system, share_planes
 from robosim.sim.scene import SubScene
 
 POSE, VEL = slice(0, 7), slice(7, 13)
@@ -49,10 +53,6 @@ class EmulatedCudaArray:
     def torch(self) -> torch.Tensor:
         return self._tensor
 
-    @property
-    def shape(self) -> tuple:
-        return tuple(self._tensor.shape)
-
 
 def _physx_components(entity: sapien.Entity) -> list:
     return [c for c in entity.components if isinstance(c, sapien.physx.PhysxRigidBodyComponent)]
@@ -65,9 +65,11 @@ class EmulatedGpuSystem:
 
     def __init__(self, device: str | torch.device = "cpu"):
         self.device = torch.device(device)
+        self.config = sapien.physx.get_scene_config()   # a copy, taken now as SAPIEN's system does
         self.systems: list[sapien.physx.PhysxCpuSystem] = []
         self.scenes: list[SubScene] = []
         self.timestep = 0.01
+        self.cuda_stream = 0             # SAPIEN's default: the legacy default stream
         self.initialized = False
         self._offsets: dict[int, np.ndarray] = {}
         self._build_poses: dict[int, sapien.Pose] = {}    # entity global_id -> pose when added
@@ -85,7 +87,8 @@ class EmulatedGpuSystem:
             system.set_timestep(dt)
 
     def sub_scene_physx(self) -> sapien.physx.PhysxCpuSystem:
-        system = sapien.physx.PhysxCpuSystem()
+        """A CPU system with the scene config this system was constructed with."""
+        system = cpu_system(self.config)
         system.set_timestep(self.timestep)
         self.systems.append(system)
         return system
@@ -107,9 +110,11 @@ class EmulatedGpuSystem:
         return self._offsets.get(id(scene), np.zeros(3, dtype=np.float32)).copy()
 
     def _entity_added(self, entity: sapien.Entity) -> None:
-        if _physx_components(entity):
+        if any(isinstance(c, sapien.physx.PhysxRigidBaseComponent) for c in entity.components):
             self.initialized = False          # SAPIEN: registerComponent -> mGpuInitialized = false
+        if _physx_components(entity):
             self._build_poses[entity.global_id] = entity.pose
+        share_planes(entity, self.scenes, self.get_scene_offset)
 
     def _entity_removed(self, entity: sapien.Entity) -> None:
         if _physx_components(entity):
@@ -120,16 +125,19 @@ class EmulatedGpuSystem:
         """Number bodies and articulations, allocate the buffers (unfetched: NaN) and
         simulate one step, as SAPIEN's gpuInit does."""
         self._bodies, self._arts, self._rows, self._art_index = [], [], {}, {}
-        for scene in self.scenes:
-            for entity in sorted(scene.entities, key=lambda e: e.per_scene_id):
-                for c in _physx_components(entity):
-                    if isinstance(c, sapien.physx.PhysxRigidDynamicComponent):
-                        self._restore_build_pose(entity)
-                        self._rows[entity.global_id] = len(self._bodies)
-                        self._bodies.append(c)
-                    elif isinstance(c, sapien.physx.PhysxArticulationLinkComponent) and c.is_root:
-                        self._art_index[entity.global_id] = len(self._arts)
-                        self._arts.append(c.articulation)
+        # SAPIEN numbers bodies by component creation over the whole system (a set ordered
+        # by component id) and PhysX numbers articulations as they were added: entity ids
+        # grow in the same order here (each body's entity is created just before it)
+        entities = sorted((e for scene in self.scenes for e in scene.entities), key=lambda e: e.global_id)
+        for entity in entities:
+            for c in _physx_components(entity):
+                if isinstance(c, sapien.physx.PhysxRigidDynamicComponent):
+                    self._restore_build_pose(entity)
+                    self._rows[entity.global_id] = len(self._bodies)
+                    self._bodies.append(c)
+                elif isinstance(c, sapien.physx.PhysxArticulationLinkComponent) and c.is_root:
+                    self._art_index[entity.global_id] = len(self._arts)
+                    self._arts.append(c.articulation)
         r = len(self._bodies)
         self.max_links = max([len(a.get_links()) for a in self._arts], default=0)
         self.max_dof = max([a.dof for a in self._arts], default=0)
@@ -165,6 +173,10 @@ class EmulatedGpuSystem:
     def _check_init(self) -> None:
         if not self.initialized:
             raise RuntimeError(NOT_INITIALIZED)
+
+    def gpu_set_cuda_stream(self, stream: int) -> None:
+        """Kept, not used: the emulation's copies are torch's, on torch's current stream."""
+        self.cuda_stream = stream
 
     # -- indices --------------------------------------------------------------------
     def pose_index(self, body) -> int:
@@ -279,9 +291,15 @@ class EmulatedGpuSystem:
         self._rigid_truth[rows] = self._read_bodies()[rows]   # as PhysX stored it
 
     def _apply_joints(self, kind: str, index_buffer, write) -> None:
+        """SAPIEN (physx_system.cpp 866-964) hands PhysX its own index buffer, [0, A), with
+        the count of the given indices: n indices write articulations 0..n-1, whichever
+        rows they name."""
         self._check_init()
         what = f"gpu_apply_articulation_{kind}"
-        rows = self._indices(index_buffer, len(self._arts), what)
+        named = self._indices(index_buffer, len(self._arts), what)
+        if len(named) > len(self._arts):
+            raise RuntimeError(f"{what}: {len(named)} indices for {len(self._arts)} articulations")
+        rows = list(range(len(named)))
         values = self.art[kind][rows]
         self._check_fetched(values, rows, what, f"gpu_fetch_articulation_{kind}")
         for a, v in zip(rows, values.detach().cpu().numpy()):

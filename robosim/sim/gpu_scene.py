@@ -4,6 +4,8 @@ Both run every line here; they differ only in the object that holds the system
 (robosim.sim.gpu_system: SAPIEN's PhysxGpuSystem, or its emulation on CPU PhysX). How
 SAPIEN 3.0.3 wants a GPU system driven (its sources and ManiSkill3 3.0.1's
 mani_skill/envs/scene.py):
+  * the PhysxGpuSystem copies the scene config and GPU memory capacities when it is
+    constructed (physx_system.cpp 46-47, 91-147): it is made after PhysicsConfig.apply.
   * every env is one sapien.Scene, shifted by `set_scene_offset` before anything is
     added. Poses given to builders and every pose in the buffers are in the sub-scene's
     own frame, so `origins` are zero here and the offsets live only in the system.
@@ -55,8 +57,6 @@ class GpuSimScene(SimScene):
 
     def __init__(self, num_envs: int, sim_freq: int, physics=None, render: bool = True,
                  backend: str = "physx_cuda", sim_device: str | torch.device = "cpu"):
-        from robosim.sim.gpu_system import make_gpu_system
-
         if backend not in GPU_BACKENDS:
             raise ValueError(f"backend must be one of {GPU_BACKENDS}, got {backend!r}")
         if backend == "physx_cuda":
@@ -64,9 +64,9 @@ class GpuSimScene(SimScene):
 
             enable_physx_gpu()      # before the first PhysX object of the process
         self.backend = backend
-        self.gpu = make_gpu_system(backend, sim_device)
+        self._sim_device = sim_device
         self.scene_offsets = scene_offsets(num_envs)
-        super().__init__(num_envs, sim_freq, physics, render=render)
+        super().__init__(num_envs, sim_freq, physics, render=render)   # applies physics, then the system
         self.device = self.gpu.device
         self.buffers: GpuBuffers | None = None
         self._render_group = None
@@ -77,6 +77,10 @@ class GpuSimScene(SimScene):
         return torch.zeros(num_envs, 3, dtype=torch.float64)   # env frame = sub-scene frame
 
     def _make_physx_system(self):
+        """The GPU system, made after PhysicsConfig.apply: SAPIEN copies the config then."""
+        from robosim.sim.gpu_system import make_gpu_system
+
+        self.gpu = make_gpu_system(self.backend, self._sim_device)
         return self.gpu
 
     def _make_sub_scene(self, env_index: int):
@@ -89,15 +93,11 @@ class GpuSimScene(SimScene):
         self.gpu.set_scene_offset(scene, self.scene_offsets[env_index].tolist())
         return scene
 
-    def add_ground(self, altitude: float = 0.0, color=(0.86, 0.84, 0.8, 1.0)) -> None:
-        """A collision plane in every sub-scene (ManiSkill3 does the same on the GPU)."""
-        super().add_ground(altitude, color)
-        for scene in self.sub_scenes[1:]:
-            scene.add_ground(altitude, render=False)
-
     def finalize(self) -> None:
         """Allocate the GPU buffers, bind the views, start from rest (ManiSkill's _setup)."""
         px = self.gpu
+        self.buffers = GpuBuffers(px)
+        self.buffers.use_current_stream()
         px.gpu_init()
         # fill every buffer from PhysX's build-time state before anything is applied back
         # (an apply pushes all rows); the views keep their own copy of the drive targets
@@ -106,7 +106,6 @@ class GpuSimScene(SimScene):
         px.gpu_fetch_articulation_qpos()
         px.gpu_fetch_articulation_qvel()
         px.gpu_fetch_articulation_target_qpos()
-        self.buffers = GpuBuffers(px)
         for view in self._views():
             view.bind(self.buffers, self.device)
         px.cuda_rigid_body_data.torch()[:, 7:] = 0.0
@@ -147,6 +146,8 @@ class GpuSimScene(SimScene):
         return self.gpu.pose_index(body)
 
     def step(self) -> None:
+        if self.buffers is not None:      # None before finalize: the step below refuses
+            self.buffers.use_current_stream()
         self.gpu.step()
         self.buffers.stale()
         self.read_cache.invalidate()

@@ -33,11 +33,25 @@ class GpuBuffers:
     def stale(self) -> None:
         self.fresh.clear()
 
+    def use_current_stream(self) -> None:
+        """SAPIEN launches its copies and kernels on its own CUDA stream (the default one
+        unless told): point it at torch's current stream, so they are ordered with the
+        torch work around them (`gpu_set_cuda_stream`)."""
+        device = self.physx.device
+        if device.type == "cuda":
+            self.physx.gpu_set_cuda_stream(torch.cuda.current_stream(device).cuda_stream)
+
     def fetch(self, kind: str) -> None:
         if kind not in self.fresh:
+            self.use_current_stream()
             getattr(self.physx, self._FETCH[kind])()
             self.fetch_calls += 1
             self.fresh.add(kind)
+
+    def apply(self, name: str) -> None:
+        """Push every row of a buffer: `gpu_apply_<name>()`, on torch's current stream."""
+        self.use_current_stream()
+        getattr(self.physx, f"gpu_apply_{name}")()
 
     def rigid(self) -> torch.Tensor:
         """float32 (rows, 13) view of cuda_rigid_body_data with the dynamic bodies' rows current."""
@@ -91,7 +105,7 @@ class GpuActorView(GpuRefusesBodyProperties, ActorView):
                              "(build it kinematic)")
         data = self.buffers.rigid()     # current rows: the apply below pushes all of them
         data[_rows(env_idx, self.index), cols] = value.to(self.device, torch.float32)
-        self.buffers.physx.gpu_apply_rigid_dynamic_data()
+        self.buffers.apply("rigid_dynamic_data")
         self._wrote()
 
     def set_pose(self, pose, env_idx=None):
@@ -143,18 +157,20 @@ class GpuArticulationView(ArticulationView):
     def drive_targets(self):
         return self._gpu_targets.clone()
 
-    def _write_joints(self, kind: str, values: torch.Tensor, env_idx, apply: str) -> None:
+    def _write_joints(self, kind: str, values: torch.Tensor, env_idx) -> None:
+        """Edit rows of cuda_articulation_<kind> and push the WHOLE buffer: SAPIEN's
+        indexed joint applies write the first n articulations, not the named ones."""
         buffer = self.buffers.joints(kind)    # current rows: the apply pushes all of them
         buffer[_rows(env_idx, self.index), :self.dof] = values.to(self.device, torch.float32)
-        getattr(self.buffers.physx, apply)()
+        self.buffers.apply(f"articulation_{kind}")
         self._wrote()
 
     def set_qpos(self, qpos, env_idx=None):
-        self._write_joints("qpos", qpos, env_idx, "gpu_apply_articulation_qpos")
+        self._write_joints("qpos", qpos, env_idx)
         self._update_kinematics()
 
     def set_qvel(self, qvel, env_idx=None):
-        self._write_joints("qvel", qvel, env_idx, "gpu_apply_articulation_qvel")
+        self._write_joints("qvel", qvel, env_idx)
 
     def _update_kinematics(self) -> None:
         self.buffers.physx.gpu_update_articulation_kinematics()
@@ -173,7 +189,7 @@ class GpuArticulationView(ArticulationView):
             self._gpu_targets[env_idx.to(self.device)] = targets
         px = self.buffers.physx
         px.cuda_articulation_target_qpos.torch()[_rows(env_idx, self.index), :self.dof] = targets
-        px.gpu_apply_articulation_target_position()
+        self.buffers.apply("articulation_target_position")   # every row: see _write_joints
         self._wrote()
 
     def _state_parts(self) -> list[torch.Tensor]:
@@ -190,7 +206,7 @@ class GpuArticulationView(ArticulationView):
         pose = torch.from_numpy(checked_poses("pose", pose, rows)).to(self.device)
         data = self.buffers.links()
         data[_rows(env_idx, self.link_index[:, 0]), :POSE_DIM] = pose
-        self.buffers.physx.gpu_apply_articulation_root_pose()
+        self.buffers.apply("articulation_root_pose")
         self._update_kinematics()
         self._wrote()
 

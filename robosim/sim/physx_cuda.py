@@ -59,9 +59,10 @@ def fetch_physx_gpu_library(url: str | None = None, timeout: float = FETCH_TIMEO
     return lib
 
 
-def enable_physx_gpu() -> None:
+def enable_physx_gpu(fetch: bool = True) -> None:
     """Enable GPU PhysX for this process, or raise a RuntimeError/ValueError saying why
-    it cannot and what to do. Idempotent."""
+    it cannot and what to do. Idempotent. fetch=False: a missing library is an error
+    at once instead of a download (up to FETCH_TIMEOUT_S)."""
     if sapien.physx.is_gpu_enabled():
         return
     if not torch.cuda.is_available():
@@ -71,9 +72,15 @@ def enable_physx_gpu() -> None:
                            f"got {platform.system()} {platform.machine()}")
     lib = physx_gpu_library()
     if not lib.exists():
+        if not fetch:
+            raise RuntimeError(f"physx_cuda needs SAPIEN's PhysX GPU library at {lib}, which is missing "
+                               f"(download {physx_gpu_library_url()} and unzip it into {lib.parent})")
         fetch_physx_gpu_library()
     try:
         sapien.physx.enable_gpu()
+    except OSError as err:    # the library or the CUDA driver (libcuda.so) does not load
+        raise RuntimeError(f"GPU PhysX could not be enabled: {lib} or the CUDA driver it needs does not "
+                           f"load ({err})") from err
     except RuntimeError as err:
         if "only be enabled once" in str(err):
             raise RuntimeError(
@@ -88,10 +95,11 @@ _AUTO: dict[str, bool] = {}
 
 def cuda_backend_usable() -> bool:
     """True when physx_cuda works in this process: a CUDA GPU, the PhysX GPU library in
-    place, and GPU PhysX enabled (this call enables it if no PhysX object exists yet)."""
+    place, and GPU PhysX enabled (this call enables it if no PhysX object exists yet).
+    Never downloads the library: `auto` must not wait on the network."""
     if "ok" not in _AUTO:
         try:
-            enable_physx_gpu()
+            enable_physx_gpu(fetch=False)
             _AUTO["ok"] = True
         except (RuntimeError, ValueError):
             _AUTO["ok"] = False

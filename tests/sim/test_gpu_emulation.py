@@ -166,3 +166,105 @@ def test_mass_and_friction_writes_are_refused_on_gpu_views(sim):
         sim.actors["cube"].set_materials(0, [(0.1, 0.1, 0.0)])
     with pytest.raises(ValueError, match="drive gains of 'lever'"):
         sim.articulations["lever"].set_drive_gains(0, [(1.0, 1.0, 1.0)])
+
+
+def test_the_system_takes_the_physics_config_applied_before_it():
+    # SAPIEN copies the scene config when a PhysxGpuSystem is constructed (physx_system.cpp
+    # 46-47): a config applied later never reaches it; the emulation's CPU systems too
+    from robosim.sim.physics import PhysicsConfig
+
+    scene = GpuSimScene(2, 100, physics=PhysicsConfig(bounce_threshold=0.7), render=False,
+                        backend="physx_gpu_emulated", sim_device=SIM_DEVICE)
+    try:
+        assert scene.gpu.config.bounce_threshold == pytest.approx(0.7)
+        assert [s.config.bounce_threshold for s in scene.gpu.systems] == pytest.approx([0.7, 0.7])
+    finally:
+        scene.close()
+    sapien.physx.set_scene_config(bounce_threshold=3.0)     # after construction: reaches no new sub-scene
+    assert scene.gpu.sub_scene_physx().config.bounce_threshold == pytest.approx(0.7)
+    sapien.physx.set_scene_config(bounce_threshold=2.0)
+
+
+def test_one_ground_plane_holds_every_env(sim):
+    # one PxScene on the GPU: one infinite plane (ManiSkill3 keeps one); the emulation's
+    # copies for its other CPU systems are its own
+    grounds = [e for s in sim.sub_scenes for e in s.entities if e.name == "ground"]
+    assert len(grounds) == 1
+    sim.buffers.stale()
+    for _ in range(30):
+        sim.step()
+    z = sim.actors["cube"].pose()[:, 2]
+    assert (z - 0.02).abs().max() < 2e-3, z       # every env's cube rests on the plane
+    sim.buffers.stale()
+
+
+def test_an_indexed_joint_apply_writes_the_first_articulations(sim):
+    # SAPIEN's qpos/qvel/qf/target applies pass its own [0, A) index buffer with the
+    # count n of the given indices (physx_system.cpp 866-964): rows 0..n-1 are written
+    px = sim.gpu
+    lever = sim.articulations["lever"]
+    px.gpu_fetch_articulation_qpos()
+    before = px.cuda_articulation_qpos.torch()[:, 0].clone()
+    px.cuda_articulation_qpos.torch()[:, 0] = torch.tensor([0.3, 0.4, 0.5], device=before.device)
+    named = lever.index[2:3].to(torch.int32)                   # names articulation 2...
+    px.gpu_apply_articulation_qpos(named)
+    px.gpu_fetch_articulation_qpos()
+    after = px.cuda_articulation_qpos.torch()[:, 0]
+    row0, row2 = int(lever.index[0]), int(lever.index[2])
+    assert after[row0] == pytest.approx(0.3)                   # ...writes articulation 0
+    assert after[row2] == pytest.approx(float(before[row2]), abs=1e-6)
+    sim.buffers.stale()
+
+
+def test_buffer_rows_follow_creation_order_over_all_sub_scenes():
+    # SAPIEN numbers rigid dynamic bodies by component creation (a set ordered by id),
+    # not scene by scene: every env's "first" comes before any env's "second"
+    scene = GpuSimScene(N, 100, render=False, backend="physx_gpu_emulated", sim_device=SIM_DEVICE)
+    try:
+        scene.add_object("first", RigidObject([Box(0.02)], pose=(0.1, 0.0, 0.02)))
+        scene.add_object("second", RigidObject([Box(0.02)], pose=(-0.1, 0.0, 0.02)))
+        scene.finalize()
+        assert scene.actors["first"].index.tolist() == [0, 1, 2]
+        assert scene.actors["second"].index.tolist() == [3, 4, 5]
+    finally:
+        scene.close()
+
+
+@pytest.mark.skipif(SIM_DEVICE == "cpu", reason="needs the buffers on a CUDA device (scripts/gpu_check.sh)")
+def test_sapien_works_on_torchs_current_stream(sim):
+    stream = torch.cuda.Stream(device=sim.device)
+    with torch.cuda.stream(stream):
+        sim.step()
+        sim.actors["cube"].pose()
+    assert sim.gpu.cuda_stream == stream.cuda_stream
+    sim.buffers.stale()
+
+
+def test_a_mounted_camera_follows_its_body_in_the_pose_buffer():
+    # GPU PhysX writes no pose back to entities, so the GPU path reads a mounted camera's
+    # pose from its body's buffer row; the emulation's CPU entities do move, so the
+    # camera's own matrices (the CPU path) are the reference here
+    from robosim.sensors.camera import CameraConfig
+    from robosim.sensors.sensor_cameras import SensorCameras
+
+    scene = _scene(render=True, finalize=False)
+    try:
+        configs = [CameraConfig("on_cube", (0.0, 0.0, 0.1, 0.7071068, 0.0, 0.7071068, 0.0), 32, 32, mount="cube"),
+                   CameraConfig("fixed", (0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0), 32, 32)]
+        sensors = SensorCameras(scene, configs)
+        scene.finalize()
+        cube = scene.actors["cube"]
+        moved = cube.pose().clone()
+        moved[:, :3] += torch.tensor([[0.05, 0.0, 0.1], [0.0, -0.05, 0.2], [0.02, 0.02, 0.3]], device=moved.device)
+        moved[:, 3:] = torch.tensor([0.9238795, 0.0, 0.0, 0.3826834], device=moved.device)   # 45 deg about z
+        cube.set_pose(moved)
+        for _ in range(3):
+            scene.step()
+        gpu, cpu = sensors._gpu.params(), sensors.params()
+        for name in ("on_cube", "fixed"):
+            for key in ("intrinsic_cv", "extrinsic_cv", "cam2env_gl"):
+                assert gpu[name][key].device == scene.device
+                assert torch.allclose(gpu[name][key].cpu(), cpu[name][key].cpu(), atol=1e-4), (name, key)
+        assert not torch.allclose(gpu["on_cube"]["cam2env_gl"][0], gpu["on_cube"]["cam2env_gl"][1])
+    finally:
+        scene.close()
