@@ -6,6 +6,9 @@ import subprocess
 import sys
 
 import imageio.v2 as imageio
+import pytest
+
+pytestmark = pytest.mark.slow   # renders every robot in a subprocess: ~65 s
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "robot_gallery.py")
 

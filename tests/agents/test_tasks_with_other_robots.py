@@ -20,6 +20,7 @@ def _scripted_success(task_id: str, robot: str) -> float:
         env.close()
 
 
+@pytest.mark.slow   # scripted episodes with the xarm7: ~9 s each
 @pytest.mark.parametrize("task_id", ["PickCube-v1", "PushCube-v1"])
 def test_cube_tasks_with_xarm7(task_id):
     rate = _scripted_success(task_id, "xarm7")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from robosim.envs import checks
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "step_profile.py"
@@ -26,6 +28,7 @@ def test_every_stage_is_timed_and_the_action_check_is_unwrapped_after():
     assert "bookkeeping" in stages and result["us_per_control_step"] > 0
 
 
+@pytest.mark.slow   # runs the profiler script: ~8 s
 def test_command_line_writes_json(tmp_path):
     out = tmp_path / "profile.json"
     proc = subprocess.run([sys.executable, str(SCRIPT), "--task", "PushCube-v1", "--blocks", "1", "--steps", "3",

@@ -8,6 +8,8 @@ import pytest
 
 from robosim.cli import main
 
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 
 def test_bench_workers_dry_run_writes_cases_overhead_and_projection(local_ray, tmp_path, capsys):
     path = tmp_path / "bench.json"

@@ -12,6 +12,8 @@ import robosim
 
 from .conftest import start_local_ray
 
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 
 @pytest.fixture
 def no_ray():

@@ -8,6 +8,8 @@ import pytest
 from robosim.cli import main
 from robosim.record.trajectory import TrajectoryFile
 
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 EVAL = ["eval", "PickCube-v1", "--episodes", "3", "--num-envs", "3", "--seed", "2", "--physics-isolation",
         "separate"]
 

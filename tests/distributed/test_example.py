@@ -5,6 +5,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "ray_training_loop.py")
 
 

@@ -13,6 +13,7 @@ reset of two envs (on different workers) every 9 steps.
 """
 from __future__ import annotations
 
+import pytest
 import torch
 from gymnasium.vector import AutoresetMode
 
@@ -20,6 +21,8 @@ from robosim.distributed import RayVecEnv
 from robosim.vector import make_vec
 
 from .conftest import WORKER_CPUS, assert_same_tree
+
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
 
 N, STEPS, MAX_STEPS, SEED = 6, 200, 8, 100
 

@@ -20,6 +20,8 @@ from robosim.record.wrapper import RecordEpisode
 
 from .conftest import assert_same_tree
 
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 NODE = {"num_cpus": 1, "object_store_memory": 80 * 2**20}
 
 

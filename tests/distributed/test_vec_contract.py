@@ -14,6 +14,8 @@ from robosim.vector import make_vec
 
 from .conftest import WORKER_CPUS, assert_same_tree
 
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 N, K, MAX_STEPS = 4, 2, 4
 # float rows may differ in the last bits: the two sides place env i at different spots
 # of their shared PhysX scenes (seeding.py tests bit-exactness where it is guaranteed)

@@ -14,6 +14,8 @@ from robosim.distributed import RayVecEnv, WorkerLostError
 
 from .conftest import WORKER_CPUS
 
+pytestmark = pytest.mark.slow   # every test here starts a Ray instance or Ray workers
+
 N, K, MAX_STEPS = 4, 2, 20
 
 

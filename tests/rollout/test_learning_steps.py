@@ -10,6 +10,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow   # a PPO training run: ~40 s
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 # Measured with this command (seed 0, 32 envs, evaluation every 2,048 env steps on 32

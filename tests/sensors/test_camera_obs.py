@@ -12,6 +12,8 @@ import torch
 
 import robosim
 
+pytestmark = pytest.mark.slow   # the module's camera env takes ~25 s to build and render
+
 RES = 96
 
 

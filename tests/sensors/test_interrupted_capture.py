@@ -17,6 +17,8 @@ SCRIPT = r'''
 import sys
 import robosim
 
+pytestmark = pytest.mark.slow   # a camera env in a subprocess per case: 30-40 s each
+
 def interrupt_after_take_picture(frame, event, arg):
     if event == "c_return" and getattr(arg, "__name__", "") == "take_picture":
         sys.setprofile(None)

@@ -202,6 +202,7 @@ def test_push_t_success_needs_position_and_yaw(tee_env):
 
 
 # -- scripted solutions ------------------------------------------------------------------
+@pytest.mark.slow   # 64 scripted episodes per case: 10-40 s
 @pytest.mark.parametrize("robot", ["panda", "xarm7"])
 @pytest.mark.parametrize("task_id", TASKS)
 def test_scripted_solution_succeeds_on_64_seeded_episodes(task_id, robot):
@@ -232,6 +233,7 @@ def test_cabinet_description_is_checked(tmp_path):
         CabinetSpec.load(tmp_path / "missing.json")
 
 
+@pytest.mark.slow   # renders the example's frames: ~30 s
 def test_task_frames_example_writes_the_picture(tmp_path):
     out = tmp_path / "tasks.png"
     script = Path(__file__).resolve().parents[2] / "examples" / "task_frames.py"
