@@ -67,6 +67,7 @@ def test_export_writes_the_v3_layout(exported):
     assert rows["robosim/seed"].tolist() == [e.seed for e in episodes]
     tasks = pd.read_parquet(os.path.join(out, "meta/tasks.parquet"))
     assert tasks.loc[rows["tasks"][0][0], "task_index"] == 0
+    assert tasks.index.tolist() == ["Pick up the cube and hold it at the goal position."]   # an instruction
 
     stats = json.load(open(os.path.join(out, "meta/stats.json")))
     actions = np.concatenate([e.actions for e in episodes]).astype(np.float64)
@@ -138,11 +139,14 @@ def test_import_of_a_dataset_written_elsewhere_for_the_same_task(exported, tmp_p
         import_lerobot(foreign, str(tmp_path / "x.h5"), task="PickCube-v1", robot="xarm7", progress=False)
     assert not os.path.exists(tmp_path / "x.h5")
     back = str(tmp_path / "foreign.h5")
-    import_lerobot(foreign, back, task="PickCube-v1", progress=False)
-    for a, b in zip(_source(path), _source(back)):
-        np.testing.assert_array_equal(a.states[:-1], b.states[:-1])
-        np.testing.assert_array_equal(a.actions, b.actions)
-        assert b.seed == -1 and b.states.shape == a.states.shape
+    summary = import_lerobot(foreign, back, task="PickCube-v1", progress=False)
+    assert summary["resimulated"] and summary["max_deviation"] == 0.0
+    for a, b in zip(_source(path), _source(back)):   # every state, the last one included
+        for field in ("states", "actions", "rewards", "success", "terminated", "truncated"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+        assert b.seed == -1 and b.env_index == 0
+    report = replay(back, mode="actions")   # from the first state, as `robosim replay --strict` runs it
+    assert report.exact and report.episodes == 3
 
 
 def test_bad_inputs_are_refused_before_writing(exported, tmp_path):
