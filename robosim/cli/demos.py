@@ -2,10 +2,13 @@
 LeRobot v3.0 datasets (robosim.demos.lerobot; needs the lerobot extra:
 pip install 'robosim[lerobot]').
 
-Every argument is checked before any env is built or any file written: a bad one
-prints `robosim demos: error: ...` and exits with status 2 (robosim.cli.main turns
-the ValueError/TypeError into that line). A generation that hits its --max-tries cap,
-or a conversion in which an episode fails, exits with status 1. export / import refuse
+Every argument, and the whole input file of convert, render and export, is checked
+before any env is built or any file written: a bad one prints one line
+`robosim demos SUBCOMMAND: error: ...` and exits with status 2. A write that fails
+(a full disk, a read-only directory) prints the same line and exits with status 1;
+nothing appears under the output name (generate and convert keep their finished
+episodes for `robosim recover`). A generation that hits its --max-tries cap, or a
+conversion in which an episode fails, exits with status 1. export / import refuse
 before anything is written: not a robosim trajectory, not a LeRobot v3.0 dataset,
 another task or robot, an action dimension that does not match, an existing --out
 directory, and for import any content check of robosim.demos.lerobot_checks (a column
@@ -15,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 
-from robosim.cli.options import add_make_options, make_options, parse_size
+from collections.abc import Callable
+
+from robosim.cli.options import add_make_options, fail, make_options, parse_size
 
 CAMERA_CHOICES = ("rgb", "rgbd", "pointcloud", "depth", "segmentation")
 FORMATS = ("lerobot",)
@@ -118,6 +123,21 @@ def add_demos_command(sub) -> None:
     r.set_defaults(func=cmd_render)
 
     add_lerobot_commands(demos)
+    for name, parser in demos.choices.items():
+        parser.set_defaults(func=_one_line_errors(name, parser.get_default("func")))
+
+
+def _one_line_errors(name: str, func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`func` with its refusals and failed writes turned into one `robosim demos NAME:
+    error: ...` line: status 2 for bad input, 1 for an OSError (full disk...)."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except (ValueError, TypeError, FileNotFoundError, NotImplementedError) as err:
+            return fail(f"demos {name}", ValueError(" ".join(str(err).split())))
+        except OSError as err:   # h5py's messages span lines
+            return fail(f"demos {name}", OSError(" ".join(str(err).split())), status=1)
+    return run
 
 
 def cmd_export(args: argparse.Namespace) -> int:
