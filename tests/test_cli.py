@@ -136,3 +136,22 @@ def test_demo_is_the_deprecated_name_of_solve():
     warning, error = result.stderr.strip().splitlines()
     assert warning.startswith("robosim demo: warning: `robosim demo` is now `robosim solve`") and "0.3.0" in warning
     assert error.startswith("robosim demo: error: task_id must be one of")
+
+
+def test_main_called_from_python_gives_back_the_callers_sigterm_handler():
+    """main installs its own SIGTERM handler while it runs; once it returns, every SIGTERM
+    reaches the caller's handler again (it used to keep main's, which raised on the first
+    and ignored the rest)."""
+    script = textwrap.dedent("""
+        import os, signal
+        from robosim.cli import main
+        got = []
+        signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+        assert main(["list"]) == 0
+        for _ in range(3):
+            os.kill(os.getpid(), signal.SIGTERM)
+        print("TERMS", len(got))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "TERMS 3"

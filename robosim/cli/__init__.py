@@ -2,7 +2,8 @@
 name demo, bench, eval, replay, recover, demos), the options they share (options; --import
 MODULE on every command and sub-command), and `main`, which turns a
 ValueError/TypeError into one `robosim COMMAND: error: ...` line (exit status 2) and
-SIGINT/SIGTERM into status 130/143 after the output files are closed.
+SIGINT/SIGTERM into status 130/143 after the output files are closed (the caller's
+SIGTERM handler is back in place when main returns).
 
 This package is the top layer: it imports from every other robosim folder, and none
 imports from it."""
@@ -59,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    previous = None   # the caller's SIGTERM handler, put back on return (main may be called from Python)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if "" not in sys.path and os.getcwd() not in sys.path:   # user modules in cwd, as `python -m`
             sys.path.insert(0, os.getcwd())
@@ -80,4 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"robosim {args.command}: interrupted by {name}; output files keep what was recorded",
               file=sys.stderr)
         return 130 if name == "SIGINT" else 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
