@@ -24,6 +24,7 @@ complete (robosim.record.files.AtomicFile); `out` may be `path` itself.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 
@@ -56,14 +57,21 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
                  progress: bool = False) -> RenderReport:
     """Add `obs_mode` camera observations to every episode of `path`, writing `out`
     (module docstring). sensor_configs: overrides of the task's cameras, as
-    robosim.make's (e.g. {"width": 64, "height": 64}). Checks the file, the mode and the
-    output path (ValueError naming the argument) before any env is built."""
+    robosim.make's (e.g. {"width": 64, "height": 64}). Checks the mode, the whole file
+    (robosim.demos.source.read_demos), sensor_configs and the output path (ValueError
+    naming the argument) before any env is built or anything written. A failed write
+    (full disk) is an OSError naming `out`; nothing appears under it."""
     import h5py
     from tqdm import tqdm
 
     if obs_mode not in RENDER_OBS_MODES:
         raise ValueError(f"obs_mode must be one of {list(RENDER_OBS_MODES)}, got {obs_mode!r}")
     traj, episodes = read_demos(path)
+    try:
+        traj.spec.replace(obs_mode=obs_mode, sensor_configs=sensor_configs)   # checks the cameras
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sensor_configs (--sensor-size) must give the task valid cameras, got "
+                         f"{sensor_configs!r}: {err}") from None
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
     start = time.perf_counter()
     env = make_recording_env(traj, obs_mode=obs_mode, sensor_configs=sensor_configs)
@@ -95,6 +103,10 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
             atomic.discard()
             raise
         atomic.commit()
+    except OSError as err:   # full disk, a deleted directory: name the output, not h5py's temporary file
+        why = os.strerror(err.errno) if err.errno else " ".join(str(err).split())
+        raise OSError(err.errno, f"cannot write {out!r}: {why}; nothing was written under that name, "
+                                 f"{path!r} is unchanged") from err
     finally:
         env.close()
     return RenderReport(out, obs_mode, len(episodes), sum(e.length + 1 for e in episodes),
