@@ -13,11 +13,11 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow   # a camera env in a subprocess per case: 30-40 s each
+
 SCRIPT = r'''
 import sys
 import robosim
-
-pytestmark = pytest.mark.slow   # a camera env in a subprocess per case: 30-40 s each
 
 def interrupt_after_take_picture(frame, event, arg):
     if event == "c_return" and getattr(arg, "__name__", "") == "take_picture":
