@@ -131,6 +131,8 @@ class SensorCameras:
 
     def params(self) -> dict[str, dict[str, torch.Tensor]]:
         """{camera name: {intrinsic_cv, extrinsic_cv, cam2env_gl}} float32, env frame."""
+        if self._gpu is not None:   # mounted cameras move with their body's GPU pose row
+            return self._gpu.params()
         origins = self.sim.origins.numpy()
         out = {}
         for name, cameras in self.cameras.items():

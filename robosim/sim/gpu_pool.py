@@ -78,7 +78,7 @@ class GpuObjectPoolView(PoolLayout, GpuRefusesBodyProperties, BodyProperties, _C
             data[[old_row, new_row], POSE_DIM:] = 0.0
             self.active[i] = k
             self._active[i] = k
-        self.buffers.physx.gpu_apply_rigid_dynamic_data()
+        self.buffers.apply("rigid_dynamic_data")
         self._wrote()
 
     def pose(self) -> torch.Tensor:
@@ -90,7 +90,7 @@ class GpuObjectPoolView(PoolLayout, GpuRefusesBodyProperties, BodyProperties, _C
     def _write(self, cols: slice, value: torch.Tensor, env_idx) -> None:
         data = self.buffers.rigid()
         data[self._active_rows(env_idx), cols] = value.to(self.device, torch.float32)
-        self.buffers.physx.gpu_apply_rigid_dynamic_data()
+        self.buffers.apply("rigid_dynamic_data")
         self._wrote()
 
     def set_pose(self, pose, env_idx=None) -> None:
