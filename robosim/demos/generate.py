@@ -13,10 +13,13 @@ The file is robosim.record.trajectory's layout (written through RecordEpisode, s
 every finished episode is durable at once) plus one root attribute `demos` (JSON):
   task, robot, control_mode, obs_mode, task_params, randomization (the event spec),
   num_envs, seed, requested, max_tries, kept, tried, successes, cap_hit, generator.
-Each episode's seed is its group's `seed` attribute. Camera obs modes are added after
-the run from the recorded states (robosim.demos.render), replacing the file
-atomically. Interrupted (Ctrl-C, SIGTERM): no file appears under `out`; the finished
-episodes stay in `.NAME.<random>.parts/` for `robosim recover DIR`.
+Each episode's seed is its group's `seed` attribute. Every written episode carries the
+header, `demos` included (kept, tried and successes as of that episode), so a file
+`robosim recover` makes of an interrupted run has it too. Camera obs modes are added
+after the run from the recorded states (robosim.demos.render), replacing the file
+atomically; their sensor_configs are checked before the run starts. Interrupted
+(Ctrl-C, SIGTERM): no file appears under `out`; the finished episodes stay in
+`.NAME.<random>.parts/` for `robosim recover DIR`.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from robosim.demos.recorder import DemoRecorder
-from robosim.envs import get_task, list_tasks, make
+from robosim.envs import EnvSpec, get_task, list_tasks, make
 from robosim.envs.observations import CAMERA_OBS_MODES
 from robosim.envs.registry import VISIBILITY_HINT
 from robosim.envs.solutions import EE_CONTROL_MODES
@@ -104,6 +107,7 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
     if obs_mode not in STATE_OBS_MODES + CAMERA_OBS_MODES:
         raise ValueError(f"obs_mode must be one of {list(STATE_OBS_MODES + CAMERA_OBS_MODES)}, got {obs_mode!r}")
     task_params = task_cls.check_parameters(dict(task_params or {}))
+    _check_sensor_configs(task, obs_mode, sensor_configs)
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
     num_envs = min(num_envs, max_tries)
     env = make(task, num_envs=num_envs, obs_mode="none", control_mode=control_mode, reward_mode="dense",
@@ -115,13 +119,20 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
         env.close()
         raise ValueError(f"task must have a scripted solution to generate demos, got {task!r}: {err}") from None
 
+    config = dict(task=task, robot=report.robot, control_mode=control_mode, obs_mode=obs_mode,
+                  task_params=task_params, randomization=env.randomization.spec, num_envs=num_envs, seed=seed,
+                  requested=num, max_tries=max_tries, generator="robosim demos generate")
+
     def keep(episode: Episode) -> bool:
+        report.tried += 1
         if not (len(episode.success) and episode.success[-1]):
             return False
         report.successes += 1
         if report.kept >= num:
             return False
         report.kept += 1
+        # written into this episode's part file: a recovered file keeps `demos`
+        recorder.trajectory.header["demos"] = _demos_header(config, report)
         return True
 
     try:
@@ -129,25 +140,41 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
     except BaseException:
         env.close()
         raise
-    config = dict(task=task, robot=report.robot, control_mode=control_mode, obs_mode=obs_mode,
-                  task_params=task_params, randomization=env.randomization.spec, num_envs=num_envs, seed=seed,
-                  requested=num, max_tries=max_tries, generator="robosim demos generate")
     start = time.perf_counter()
     try:
         _run(recorder, policy, report, seed, progress)
         report.seconds = time.perf_counter() - start
-        recorder.trajectory.header["demos"] = {**config, "kept": report.kept, "tried": report.tried,
-                                               "successes": report.successes, "cap_hit": report.cap_hit}
+        recorder.trajectory.header["demos"] = _demos_header(config, report)
     except BaseException:   # Ctrl-C, SIGTERM, an error: finished episodes stay recoverable, no final file
         recorder.abandon()
         raise
     recorder.close()
-    if obs_mode in CAMERA_OBS_MODES:
+    if obs_mode in CAMERA_OBS_MODES and report.kept:
         from robosim.demos.render import render_demos
 
         render_demos(out, out, obs_mode, sensor_configs=sensor_configs, progress=progress)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _demos_header(config: dict, report: GenerateReport) -> dict:
+    return {**config, "kept": report.kept, "tried": report.tried, "successes": report.successes,
+            "cap_hit": report.cap_hit}
+
+
+def _check_sensor_configs(task: str, obs_mode: str, sensor_configs: dict | None) -> None:
+    """sensor_configs (--sensor-size) before the run: only with a camera obs mode, and
+    valid for the task's cameras (ValueError naming it)."""
+    if sensor_configs is None:
+        return
+    if obs_mode not in CAMERA_OBS_MODES:
+        raise ValueError(f"sensor_configs (--sensor-size) applies to camera obs modes {list(CAMERA_OBS_MODES)} "
+                         f"only, got it with obs_mode {obs_mode!r}")
+    try:
+        EnvSpec(task, obs_mode=obs_mode, sensor_configs=sensor_configs)   # checks the cameras
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sensor_configs (--sensor-size) must give the task valid cameras, got "
+                         f"{sensor_configs!r}: {err}") from None
 
 
 def _run(recorder: DemoRecorder, policy, report: GenerateReport, seed: int, progress: bool) -> None:
@@ -165,8 +192,7 @@ def _run(recorder: DemoRecorder, policy, report: GenerateReport, seed: int, prog
             if not done:
                 continue
             kept_before = report.kept
-            recorder.finish(done)
-            report.tried += len(done)
+            recorder.finish(done)   # keep() counts them in report.tried
             bar.update(report.kept - kept_before)
             bar.set_postfix_str(f"yield {report.successes}/{report.tried}")
             if report.kept >= report.requested:
