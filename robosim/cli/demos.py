@@ -17,7 +17,6 @@ of the wrong width, NaN, episode indices past the data, a re-simulation that div
 from __future__ import annotations
 
 import argparse
-
 from collections.abc import Callable
 
 from robosim.cli.options import add_make_options, fail, make_options, parse_size

@@ -5,10 +5,17 @@ A run that dies without closing its writers leaves, next to the final paths:
                                 (robosim.record.trajectory), plus owner.json
   .STEM.pid<PID>-<random>.partial.mp4   a fragmented mp4 (robosim.record.video), playable up to
                                 its last fragment
+  .STEM.pid<PID>-<random>.partial.h5    an HDF5 file being written (`robosim demos render`)
+  .NAME.<random>.partial/       a dataset directory being written (`robosim demos export`)
 `recover(directory)` merges each parts directory into NAME (or NAME-recovered-K.h5 when
 NAME exists or a running writer claims it) and renames each playable partial mp4 the
-same way. Leftovers whose owner process is still alive are skipped (it may still be
-recording) unless `force`. Each episode file carries the trajectory's header, so a
+same way. A partial HDF5 file or dataset directory is renamed the same way when it is
+complete (killed between finishing and renaming: every episode readable with its obs
+group; meta/info.json, written last, readable); otherwise it is removed and reported by
+name: it holds nothing its writer's input does not (render or export again).
+Leftovers whose owner process is still alive, or whose final name a live writer claims
+(robosim.record.files.OutputLock), are skipped (it may still be recording) unless
+`force`. Each episode file carries the trajectory's header, so a
 parts directory whose owner.json is lost or damaged is still recovered (named after
 the directory); a damaged episode file is reported and kept, the others recovered.
 `robosim recover DIR` runs it; RecordEpisode prints a pointer to it when it finds
@@ -25,7 +32,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from robosim.record.files import LOCK_SUFFIX, OutputLock, remove_stale_lock
-from robosim.record.trajectory import OWNER_FILE, PARTS_SUFFIX, TRAJECTORY_SUFFIXES, merge_parts, read_parts
+from robosim.record.trajectory import (
+    OWNER_FILE,
+    PARTS_SUFFIX,
+    TRAJECTORY_SUFFIXES,
+    TrajectoryFile,
+    merge_parts,
+    read_parts,
+)
 
 
 @dataclass
@@ -58,6 +72,8 @@ def _short(path: str) -> str:
 
 
 _PARTIAL_VIDEO = re.compile(r"^\.(.+)\.pid(\d+)-[^.]*\.partial\.mp4$")
+_PARTIAL_H5 = re.compile(r"^\.(.+)\.pid(\d+)-[^.]*\.partial(\.h5|\.hdf5)$")
+_PARTIAL_DIR = re.compile(r"^\.(.+)\.[^.]+\.partial$")
 _PARTS_DIR = re.compile(r"^\.(.+)\.[^.]*" + re.escape(PARTS_SUFFIX) + "$")
 
 
@@ -69,13 +85,27 @@ def _is_partial_video(name: str) -> bool:
     return name.startswith(".") and name.endswith(".partial.mp4")
 
 
+def _kind(directory: str, name: str) -> str | None:
+    """'parts', 'video', 'h5' or 'dataset' for a leftover's name, None for other files."""
+    if _is_parts_dir(name):
+        return "parts"
+    if _is_partial_video(name):
+        return "video"
+    if _PARTIAL_H5.match(name):
+        return "h5"
+    if _PARTIAL_DIR.match(name) and os.path.isdir(os.path.join(directory, name)):
+        return "dataset"
+    return None
+
+
 def find_leftovers(directory: str) -> list[str]:
-    """Paths of leftover parts directories and partial mp4s in `directory`."""
+    """Paths of the leftovers in `directory`: parts directories, partial mp4s, partial
+    HDF5 files and partial dataset directories."""
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
-    return [os.path.join(directory, n) for n in names if _is_parts_dir(n) or _is_partial_video(n)]
+    return [os.path.join(directory, n) for n in names if _kind(directory, n)]
 
 
 def point_to_leftovers(directory: str) -> None:
@@ -200,6 +230,81 @@ def _recover_video(path: str, directory: str, force: bool, report: RecoverReport
                      "cannot rename it to {target!r}: {err}", report)
 
 
+def _recover_partial(path: str, directory: str, force: bool, report: RecoverReport) -> None:
+    """A partial HDF5 file (render) or dataset directory (export): renamed into place when
+    complete, else removed; both reported by name."""
+    name = os.path.basename(path)
+    h5 = _PARTIAL_H5.match(name)
+    if h5:
+        stem, ext, pid, writer = h5.group(1), h5.group(3), int(h5.group(2)), "render"
+    else:
+        stem, ext, pid, writer = _PARTIAL_DIR.match(name).group(1), "", None, "export"
+    if not force and ((pid is not None and _owner_alive(pid)) or _claimed(os.path.join(directory, stem + ext))):
+        report.skipped.append((path, f"a running process is still writing {stem + ext} (use force)"))
+        return
+    count, why = _complete_render(path) if h5 else _complete_dataset(path)
+    if count:
+        _move_into_place(path, directory, stem, ext, lambda target: (os.rename(path, target), count)[1],
+                         "cannot rename it to {target!r}: {err}", report)
+        return
+    what = f"incomplete output of a killed `robosim demos {writer}` ({why})"
+    try:
+        if h5:
+            os.unlink(path)
+        else:
+            shutil.rmtree(path)
+    except OSError as err:
+        report.errors.append((path, f"{what}; cannot remove it: {err}"))
+        return
+    report.skipped.append((path, f"{what}; removed: it held nothing its input does not, {writer} again"))
+
+
+def _claimed(final_path: str) -> bool:
+    """True when a live writer holds the OutputLock of `final_path`."""
+    try:
+        OutputLock(final_path, arg="final path").release()
+    except ValueError:
+        return True
+    return False
+
+
+def _complete_render(path: str) -> tuple[int, str]:
+    """(episodes, "") when the HDF5 file at `path` is a readable trajectory whose every
+    episode has an obs group of T+1 rows per dataset, else (0, what is missing)."""
+    import h5py
+
+    try:
+        traj = TrajectoryFile(path, arg="partial file")
+        with h5py.File(path, "r") as f:
+            for k, name in enumerate(traj.episode_names):
+                rows = traj.episode(k).length + 1
+                found: list = []
+                if "obs" in f[name]:
+                    f[name]["obs"].visititems(lambda _, item, found=found: found.append(item)
+                                              if hasattr(item, "shape") else None)
+                if not found or any(d[()].shape[:1] != (rows,) for d in found):
+                    return 0, f"{name} has no complete obs group"
+        return len(traj), "" if len(traj) else "no episode"
+    except Exception as err:   # h5py raises several types for a file its writer never closed
+        return 0, f"unreadable: {' '.join(str(err).split())}"
+
+
+def _complete_dataset(path: str) -> tuple[int, str]:
+    """(episodes, "") when the dataset directory at `path` has its meta/info.json (the
+    last file export writes), else (0, what is missing)."""
+    try:
+        with open(os.path.join(path, "meta", "info.json"), "rb") as f:
+            info = json.loads(f.read().decode())
+    except FileNotFoundError:
+        return 0, "no meta/info.json, the last file it writes"
+    except (OSError, ValueError) as err:
+        return 0, f"meta/info.json is unreadable: {err}"
+    episodes = info.get("total_episodes") if isinstance(info, dict) else None
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        return 0, f"meta/info.json total_episodes must be a positive int, got {episodes!r}"
+    return episodes, ""
+
+
 def _move_into_place(path: str, directory: str, stem: str, ext: str, move: Callable[[str], int],
                      failure: str, report: RecoverReport) -> None:
     """Claim a free final name STEM[-k]EXT in `directory`, run move(target) -> count,
@@ -226,11 +331,10 @@ def recover(directory: str, force: bool = False) -> RecoverReport:
         raise ValueError(f"directory must be an existing directory, got {directory!r}")
     directory = os.path.abspath(os.fspath(directory))
     report = RecoverReport()
+    recoverers = {"parts": _recover_parts, "video": _recover_video, "h5": _recover_partial,
+                  "dataset": _recover_partial}
     for path in find_leftovers(directory):
-        if _is_parts_dir(os.path.basename(path)):
-            _recover_parts(path, directory, force, report)
-        else:
-            _recover_video(path, directory, force, report)
+        recoverers[_kind(directory, os.path.basename(path))](path, directory, force, report)
     for name in sorted(os.listdir(directory)):
         if name.startswith(".") and name.endswith(LOCK_SUFFIX) and os.path.isfile(os.path.join(directory, name)):
             remove_stale_lock(os.path.join(directory, name))
