@@ -1,9 +1,10 @@
 """Batched forward kinematics and Jacobians of a serial URDF chain.
 
 The chain is compiled once into straight-line code over the joints' cosines and sines
-(robosim.agents.chain_program). On CPU it runs on numpy float64 columns, or on Python
-floats for a single env (the same IEEE operations, so the same bits); on other devices
-on torch tensors. Row i's result never depends on the other rows, so FK of env i is
+(robosim.agents.chain_program). Which arrays it runs on is the step-math body's
+(robosim.agents.step_math) choice: NumpyBody's float64 columns, or Python floats for a
+single env (the same IEEE operations, so the same bits), on CPU; TorchBody's tensors on
+other devices. Row i's result never depends on the other rows, so FK of env i is
 bit-identical whatever num_envs is. Frames: everything is in the chain's root link
 frame (the robot base). Rotations are 3x3 matrices (robosim.core.rotations).
 """
@@ -15,6 +16,7 @@ import numpy as np
 import torch
 
 from robosim.agents.chain_program import ChainLink, compile_chain
+from robosim.agents.step_math import NUMPY, TORCH, StepMath, step_math
 from robosim.core import rotations
 from robosim.core.deprecation import moved_names
 
@@ -73,7 +75,7 @@ class SerialChain:
         # every evaluation includes it: the next step's IK then reuses the FK that
         # evaluate/obs computed at the same q instead of running the chain again
         self._with_jacobian = False
-        # (version, q, values (B, K)) of the last evaluation: one control step asks for
+        # (body, version, q, values (B, K)) of the last evaluation: one control step asks for
         # the same q's FK several times (reward, success, obs, the next step's IK Jacobian)
         self._last: tuple | None = None
         self._links = links
@@ -112,62 +114,58 @@ class SerialChain:
                             else torch.full((batch,), v, dtype=q.dtype, device=q.device)
                             for v in out], dim=1)
 
-    def _reusable(self, q, version: int | None, jacobian: bool) -> bool:
-        """Whether the kept evaluation answers q: the same kind (numpy or tensor), shape,
+    def _reusable(self, body: StepMath, q, version: int | None, jacobian: bool) -> bool:
+        """Whether the kept evaluation answers q: made by the same body, same shape,
         dtype and device, with a Jacobian if one is needed, and `version` (the scene's
-        ReadCache version q was read at) equal to the kept one or, for numpy q (CPU), q
-        bit-for-bit equal to the kept q (a device compare would wait for the device, so
-        there it recomputes). A match by value adopts `version`."""
+        ReadCache version q was read at) equal to the kept one or q bit-for-bit equal to
+        the kept q where the body can tell without waiting for a device. A match by
+        value adopts `version`."""
         last = self._last
-        if (last is None or type(last[1]) is not type(q) or last[1].shape != q.shape or last[1].dtype != q.dtype
-                or (not isinstance(q, np.ndarray) and last[1].device != q.device)
-                or (jacobian and last[2].shape[1] == _POSE_VALUES)):
+        if (last is None or last[0] is not body or last[2].shape != q.shape or last[2].dtype != q.dtype
+                or getattr(last[2], "device", None) != getattr(q, "device", None)
+                or (jacobian and last[3].shape[1] == _POSE_VALUES)):
             return False
-        if version is not None and last[0] == version:
+        if version is not None and last[1] == version:
             return True
-        if not isinstance(q, np.ndarray):   # device tensors: comparing would wait for the device
-            return False
-        equal = last[1].tobytes() == q.tobytes()   # bit for bit, and cheaper than array_equal for a few rows
+        equal = body.same_bits(last[2], q)
         if equal and version is not None:
-            self._last = (version, last[1], last[2])
+            self._last = (body, version, last[2], last[3])
         return equal
+
+    def _values(self, body: StepMath, q, version: int | None, jacobian: bool, evaluate):
+        """The kept evaluation of q by `body`, or a new one by `evaluate(q, jacobian)`."""
+        if q.ndim != 2 or q.shape[1] != self.dof:
+            raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
+        self._with_jacobian |= jacobian
+        if self._reusable(body, q, version, self._with_jacobian):
+            return self._last[3]
+        values = evaluate(q, self._with_jacobian)
+        self._last = (body, version, body.keep(q), values)
+        return values
 
     def values_numpy(self, q: np.ndarray, version: int | None = None, jacobian: bool = False) -> np.ndarray:
         """CPU: the kept float64 (B, K) evaluation [tip position (3), rotation row-major
         (9), then the Jacobian (6 * dof) once one was asked for] of numpy q (B, dof)
         (float32 or float64; float32 is widened exactly). Read it, never modify it.
         `version`: see `_reusable`. Raises ValueError for a q of another shape."""
-        if q.ndim != 2 or q.shape[1] != self.dof:
-            raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
         q = q if q.dtype == np.float64 else q.astype(np.float64)
-        self._with_jacobian |= jacobian
-        if self._reusable(q, version, self._with_jacobian):
-            return self._last[2]
-        values = self._evaluate_numpy(q, self._with_jacobian)
-        self._last = (version, q.copy(), values)
-        return values
+        return self._values(NUMPY, q, version, jacobian, self._evaluate_numpy)
+
+    def values_torch(self, q: torch.Tensor, version: int | None = None, jacobian: bool = False) -> torch.Tensor:
+        """The kept (B, K) evaluation of tensor q (B, dof) in q's dtype on q's device,
+        computed there by torch ops (see `values_numpy`)."""
+        return self._values(TORCH, q.detach(), version, jacobian, self._evaluate_torch)
 
     def _cached(self, q: torch.Tensor, version: int | None, jacobian: bool) -> torch.Tensor:
-        """The kept evaluation of tensor q (B, dof) in q's dtype, on q's device: on CPU
-        through `values_numpy` (float64, which checks q's shape), elsewhere on the device
-        (see `_reusable`)."""
-        if q.device.type == "cpu":
-            values = torch.from_numpy(self.values_numpy(q.detach().numpy(), version, jacobian))
-            return values if q.dtype == torch.float64 else values.to(q.dtype)
-        if q.ndim != 2 or q.shape[1] != self.dof:
-            raise ValueError(f"q must be (B, {self.dof}) joint positions, got shape {tuple(q.shape)}")
-        self._with_jacobian |= jacobian
-        if self._reusable(q, version, self._with_jacobian):
-            return self._last[2]
-        values = self._evaluate_torch(q, self._with_jacobian)
-        self._last = (version, q.detach().clone(), values)
-        return values
+        """The kept evaluation of tensor q (B, dof) in q's dtype, by the body of q's device."""
+        body = step_math(q.device)
+        values = body.tensor(body.chain_values(self, body.array(q), version, jacobian))
+        return values.to(q.dtype)
 
-    def jacobian_numpy(self, q: np.ndarray, version: int | None = None) -> np.ndarray:
-        """CPU: the geometric Jacobian (B, 6, dof) [linear; angular] in the root frame of
-        numpy q (B, dof), float64, a read-only view of the kept evaluation
-        (`values_numpy`)."""
-        return self.values_numpy(q, version, jacobian=True)[:, _POSE_VALUES:].reshape(-1, 6, self.dof)
+    def jacobian_of(self, values):
+        """The geometric Jacobian (B, 6, dof) [linear; angular] in the root frame held in
+        an evaluation `values` (B, K) with one (numpy or tensor: a view of it)."""
+        return values[:, _POSE_VALUES:].reshape(-1, 6, self.dof)
 
     def forward(self, q: torch.Tensor, version: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Tip pose in the root frame: position (B, 3) m and rotation (B, 3, 3).

@@ -6,7 +6,6 @@ along the env frame's axes (rotated into the robot base frame when the base is y
 """
 from __future__ import annotations
 
-import numpy as np
 import sapien
 import torch
 
@@ -14,7 +13,8 @@ from robosim.agents.controllers import GripperController, make_arm_controller
 from robosim.agents.kinematics import SerialChain
 from robosim.agents.model import RobotModel
 from robosim.agents.spec import RobotSpec
-from robosim.core.rotations import matmul3, matrix_to_quat, matvec3, quat_to_matrix
+from robosim.agents.step_math import StepMath, step_math
+from robosim.core.rotations import matvec3, quat_to_matrix
 from robosim.sim.scene import SimScene
 from robosim.sim.views import ArticulationView
 
@@ -42,7 +42,6 @@ class Robot:
         self.base_quat = torch.tensor(spec.base_quat, dtype=torch.float32)
         self._base_rotated = tuple(spec.base_quat) != (1.0, 0.0, 0.0, 0.0)
         # end-effector actions along env axes of a yawed base are turned into base axes
-        # (_to_base_axes, tensor math: such an arm keeps its controller in torch on CPU)
         self._turns_ee_axes = self._base_rotated and control_mode in ("pd_ee_delta_pos", "pd_ee_delta_pose")
         self.chain = SerialChain(self.urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
         if tuple(self.chain.joint_names) != tuple(spec.arm_joints):
@@ -54,6 +53,7 @@ class Robot:
         self.tcp_link = spec.tcp_link
         self.view: ArticulationView | None = None
         self.sim: SimScene | None = None
+        self.body: StepMath | None = None   # the step math of the scene's device, chosen at load
         self._last_tcp: tuple | None = None   # (version, qpos, tcp pose) of the last FK
 
     # -- build ------------------------------------------------------------------------
@@ -85,18 +85,21 @@ class Robot:
                              f"joints then the gripper joints, {list(spec.joint_names)}; the URDF gives "
                              f"{self.view.joint_names}")
         device = sim.device
+        self.body = body = step_math(device)
         limits = self.view.qlimits().to(device)
         self.arm = make_arm_controller(self.control_mode, limits[:self.arm_dof], self.chain,
-                                       spec.joint_delta, spec.ee_max_pos, spec.ee_max_rot)
+                                       spec.joint_delta, spec.ee_max_pos, spec.ee_max_rot, body)
         self.gripper = GripperController(grip.closed, grip.open, len(grip.joints)) if grip else None
         low, high = self.arm.action_bounds()
         self.action_low, self.action_high = low.cpu(), high.cpu()    # CPU: becomes the gym space
         if grip:
             self.action_low = torch.cat([self.action_low, -torch.ones(1)])
             self.action_high = torch.cat([self.action_high, torch.ones(1)])
-        self._base_pos_dev = self.base_position.to(device)
-        self._base_rot = quat_to_matrix(self.base_quat.double()).to(device)   # (3, 3) base -> env
-        self._base_np = (self._base_rot.cpu().numpy(), self.base_position.double().numpy())
+        base_rot = quat_to_matrix(self.base_quat.double()).to(device)   # (3, 3) base -> env
+        # float64 base pose in the body's kind; None: unrotated (FK skips the rotation)
+        self._base_rot = body.array(base_rot) if self._base_rotated else None
+        self._base_pos = body.array(self.base_position.double().to(device))
+        self._env_to_base = body.array(base_rot.transpose(0, 1).float().contiguous())   # float32, for actions
         self._rest = torch.tensor(spec.rest_qpos, dtype=torch.float32)
         self._last_tcp = None
         self.chain.forget()   # versions restart with a new scene
@@ -115,33 +118,23 @@ class Robot:
         self.view.set_qvel(torch.zeros_like(qpos), env_idx)
         self.view.set_drive_targets(qpos, env_idx)
 
-    def _to_base_axes(self, action: torch.Tensor) -> torch.Tensor:
-        """End-effector action parts (N, 3k) from env-frame axes to base-frame axes."""
+    def _to_base_axes(self, action):
+        """End-effector action parts (N, 3k), body arrays, from env-frame axes to base-frame axes."""
         if not self._turns_ee_axes:
             return action
-        rot_t = self._base_rot.transpose(0, 1).to(action.dtype)
-        parts = [matvec3(rot_t, action[:, k:k + 3]) for k in range(0, action.shape[1], 3)]
-        return torch.cat(parts, dim=1)
+        parts = [matvec3(self._env_to_base, action[:, k:k + 3]) for k in range(0, action.shape[1], 3)]
+        return self.body.cat(parts, 1)
 
     def apply_action(self, action: torch.Tensor) -> None:
         """Turn a clipped action (N, action_dim) into drive targets for all envs."""
-        qpos = self.view.qpos(copy=False)    # only read here
-        version = self.sim.read_cache.version
-        if action.device.type == "cpu":
-            if not self._turns_ee_axes:   # numpy (ArmController); turning ee axes stays tensor math
-                action, qpos = (action.detach() if action.requires_grad else action).numpy(), qpos.numpy()
-        arm_action = action[:, :self.arm.action_dim]
-        arm = self.arm.targets(self._to_base_axes(arm_action), qpos[:, :self.arm_dof], version)
-        if self.gripper is None:
-            self.view.set_drive_targets(arm)
-            return
-        if isinstance(arm, np.ndarray):   # one (N, dof) array, the fingers' shared target broadcast
-            targets = np.empty((len(arm), self.dof), dtype=np.float32)
-            targets[:, :self.arm_dof] = arm
-            targets[:, self.arm_dof:] = self.gripper.width(action[:, -1:])
-            self.view.set_drive_targets(targets)
-        else:
-            self.view.set_drive_targets(torch.cat([arm, self.gripper.targets(action[:, -1:])], dim=1))
+        body = self.body
+        action = body.array(action)
+        qpos = body.array(self.view.qpos(copy=False))    # only read here
+        arm = self.arm.targets(self._to_base_axes(action[:, :self.arm.action_dim]), qpos[:, :self.arm_dof],
+                               self.sim.read_cache.version)
+        if self.gripper is not None:
+            arm = body.drive_targets(arm, self.gripper.width(action[:, -1:]), self.dof)
+        self.view.set_drive_targets(arm)
 
     # -- readouts -----------------------------------------------------------------------
     # Every readout comes from reads kept per ReadCache version of the scene: the version
@@ -197,8 +190,9 @@ class Robot:
 
         With no qpos: FK of the current joint positions, reused until the next physics
         step or write (the scene's ReadCache version; no device synchronization). With
-        qpos (N, dof): FK of that; on CPU the last result is reused while qpos is
-        bit-for-bit equal (reward, success check and obs of a step ask for the same q).
+        qpos (N, dof) on the scene's device: FK of that; on CPU the last result is reused
+        while qpos is bit-for-bit equal (reward, success check and obs of a step ask for
+        the same q). Computed by the step-math body (robosim.agents.step_math).
         `copy=False` hands out the kept result itself, for callers that only read it
         (never modify it: later calls return it)."""
         last = self._last_tcp   # (version or None, qpos, tcp): mixed calls share it
@@ -208,24 +202,13 @@ class Robot:
             if last is not None and last[0] == version:
                 return last[2].clone() if copy else last[2]
             qpos = self.view.qpos(copy=False)   # only read here
-        if qpos.device.type == "cpu":   # float64 numpy: a few microseconds per operation instead of torch's ~5
-            q = (qpos.detach() if qpos.requires_grad else qpos).numpy()
-            if (last is not None and last[1].shape == q.shape and last[1].dtype == q.dtype
-                    and last[1].tobytes() == q.tobytes()):
-                return last[2].clone() if copy else last[2]
-            values = self.chain.values_numpy(q[:, :self.arm_dof], version)
-            pos, rot = values[:, :3], values[:, 3:12].reshape(-1, 3, 3)   # read only
-            base_rot, base_pos = self._base_np
-            if self._base_rotated:
-                pos, rot = matvec3(base_rot, pos), matmul3(base_rot, rot)
-            tcp = torch.from_numpy(np.concatenate([pos + base_pos, matrix_to_quat(rot)], axis=1).astype(np.float32))
-            self._last_tcp = (version, q.copy(), tcp)
-            return tcp.clone() if copy else tcp
-        pos, rot = self.chain.forward(qpos[:, :self.arm_dof].double(), version)
-        if self._base_rotated:
-            pos, rot = matvec3(self._base_rot.to(pos), pos), matmul3(self._base_rot.to(rot), rot)
-        tcp = torch.cat([pos + self._base_pos_dev.to(pos), matrix_to_quat(rot)], dim=1).float()
-        self._last_tcp = (version, qpos.detach().clone(), tcp)
+        body = self.body
+        q = body.array(qpos)
+        if last is not None and body.same_bits(last[1], q):
+            return last[2].clone() if copy else last[2]
+        values = body.chain_values(self.chain, q[:, :self.arm_dof], version, jacobian=False)
+        tcp = body.tcp_pose(values, self._base_rot, self._base_pos)
+        self._last_tcp = (version, body.keep(q), tcp)
         return tcp.clone() if copy else tcp
 
     def gripper_width(self, qpos: torch.Tensor) -> torch.Tensor:
@@ -235,10 +218,9 @@ class Robot:
             return qpos.new_zeros(qpos.shape[0])
         g = qpos[:, self.arm_dof:]
         if grip.width_is_joint_sum:
-            if qpos.device.type == "cpu":
-                if g.shape[1] == 2 and qpos.dtype == torch.float32 and not qpos.requires_grad:
-                    g = g.numpy()   # the same float32 sum without torch's per-op overhead
-                    return torch.from_numpy(g[:, 0] + g[:, 1])
-            return g[:, 0] + g[:, 1] if g.shape[1] == 2 else g.sum(dim=1)
+            if g.shape[1] == 2:   # in the body: numpy's one add costs less than torch's on CPU
+                g = self.body.array(g)
+                return self.body.tensor(g[:, 0] + g[:, 1])
+            return g.sum(dim=1)
         frac = (g.mean(dim=1) - grip.closed) / (grip.open - grip.closed)
         return grip.width_closed + frac * (grip.width_open - grip.width_closed)

@@ -38,7 +38,7 @@ def test_kinematics_and_controllers_make_no_host_sync(name):
         matrix_to_quat(rot)
         for m, c in controllers.items():
             c.targets(actions[m], q.float(), 2)
-        GripperController().targets(actions[spec.control_modes[0]][:, :1])
+        GripperController().width(actions[spec.control_modes[0]][:, :1])
     finally:
         torch.cuda.set_sync_debug_mode(0)
     torch.testing.assert_close(pos.cpu(), pos_cpu, atol=1e-12, rtol=0)

@@ -86,9 +86,9 @@ def test_once_a_jacobian_was_asked_for_the_step_s_fk_serves_the_next_ik(chain):
     chain.jacobian(q)                      # an end-effector controller drives the chain
     chain.forget()
     chain.forward(q, version=7)            # evaluate / obs at the step's physics version
-    values = chain._last[2]
+    values = chain._last[3]
     jac = chain.jacobian(q, version=7)[0]  # the next step's IK, same version: no second evaluation
-    assert chain._last[2] is values and jac.shape == (4, 6, chain.dof)
+    assert chain._last[3] is values and jac.shape == (4, 6, chain.dof)
 
 
 def test_the_kept_evaluation_answers_only_the_same_bits_of_q(chain):
@@ -97,7 +97,7 @@ def test_the_kept_evaluation_answers_only_the_same_bits_of_q(chain):
     first = chain.values_numpy(q)
     assert chain.values_numpy(q.copy()) is first                    # the same bits: reused
     chain.forward(torch.from_numpy(q.copy()))
-    assert chain._last[2] is first                                  # the tensor API shares it
+    assert chain._last[3] is first                                  # the tensor API shares it
     nudged = q.copy()
     nudged[1, 0] += 1e-9
     second = chain.values_numpy(nudged)                             # one entry moved: evaluated again
