@@ -18,14 +18,19 @@ in each episode group, an `obs` group with one row per recorded state (T+1 rows)
   obs/pointcloud/segmentation             int16   (T+1, P, 1)
 
 (robosim.sensors.sensor_cameras defines these arrays.) The root gets `obs_mode` and
-`sensor_configs` (JSON). The file is written under a temporary name and renamed when
-complete (robosim.record.files.AtomicFile); `out` may be `path` itself.
+`sensor_configs` (JSON); an input that already has obs groups gets new ones. The file is
+written under a temporary name and renamed when complete (robosim.record.files.AtomicFile);
+`out` may be `path` itself. Killed before the rename, it leaves that temporary file,
+which `robosim recover` removes (or renames into place when it is complete).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,33 +89,59 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
     try:
         atomic = AtomicFile(out, finish, arg="out")
         try:
-            h5 = h5py.File(atomic.tmp_path, "w")
-            with h5py.File(path, "r") as src:
-                for key, value in src.attrs.items():
-                    h5.attrs[key] = value
-                h5.attrs["obs_mode"] = obs_mode
-                h5.attrs["sensor_configs"] = json.dumps(sensor_configs)
-                for name in traj.episode_names:
-                    src.copy(src[name], h5, name=name)
+            with _write_errors(out, path):
+                h5 = h5py.File(atomic.tmp_path, "w")
+                _copy_input(path, h5, traj.episode_names, obs_mode, sensor_configs)
             with tqdm(total=len(episodes), desc="render", unit="ep", disable=not progress) as bar:
                 for slot_episodes in _rounds(episodes, env.num_envs):
                     obs = _capture_round(env, obs_mode, [episodes[k].states for k in slot_episodes.values()],
                                          list(slot_episodes))
-                    for (_slot, k), tree in zip(slot_episodes.items(), obs):
-                        _write_tree(h5[traj.episode_names[k]].create_group("obs"), tree)
+                    with _write_errors(out, path):
+                        for (_slot, k), tree in zip(slot_episodes.items(), obs):
+                            _write_tree(h5[traj.episode_names[k]].create_group("obs"), tree)
                     bar.update(len(slot_episodes))
         except BaseException:
             atomic.discard()
             raise
-        atomic.commit()
-    except OSError as err:   # full disk, a deleted directory: name the output, not h5py's temporary file
-        why = os.strerror(err.errno) if err.errno else " ".join(str(err).split())
-        raise OSError(err.errno, f"cannot write {out!r}: {why}; nothing was written under that name, "
-                                 f"{path!r} is unchanged") from err
+        with _write_errors(out, path):
+            atomic.commit()
     finally:
         env.close()
     return RenderReport(out, obs_mode, len(episodes), sum(e.length + 1 for e in episodes),
                         time.perf_counter() - start)
+
+
+def _copy_input(path: str, h5, names: list[str], obs_mode: str, sensor_configs: dict | None) -> None:
+    """The input's root attributes and episodes into `h5`, less any obs group it already has."""
+    import h5py
+
+    with h5py.File(path, "r") as src:
+        for key, value in src.attrs.items():
+            h5.attrs[key] = value
+        h5.attrs["obs_mode"] = obs_mode
+        h5.attrs["sensor_configs"] = json.dumps(sensor_configs)
+        for name in names:
+            group = h5.create_group(name)
+            for key, value in src[name].attrs.items():
+                group.attrs[key] = value
+            for member in src[name]:
+                if member != "obs":   # a rendered input gets new obs
+                    src.copy(src[name][member], group, name=member)
+
+
+@contextlib.contextmanager
+def _write_errors(out: str, path: str) -> Iterator[None]:
+    """h5py's write failures (an OSError, or a RuntimeError from a copy: full disk, a
+    deleted directory) as one OSError naming `out`, not the temporary file."""
+    try:
+        yield
+    except (OSError, RuntimeError) as err:
+        text = " ".join(str(err).split())
+        found = re.search(r"errno = (\d+)", text)   # h5py's message carries the system's errno
+        code = getattr(err, "errno", None) or (int(found[1]) if found else None)
+        why = os.strerror(code) if code else text
+        raise OSError(code, f"cannot write {out!r}: {why}; nothing was written under that name, {path!r} is "
+                            f"unchanged") from err
 
 
 def _rounds(episodes, n: int) -> list[dict[int, int]]:

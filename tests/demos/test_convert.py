@@ -68,5 +68,5 @@ def test_bad_input_is_refused_before_anything_is_written(demos, tmp_path, capsys
     paths = {"demos": demos[0], "bogus": str(bogus), "missing": str(tmp_path / "none.h5")}
     code = main(["demos", "convert", *[a.format(**paths) for a in argv], "--out", str(out / "c.h5")])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("robosim demos: error: ") and message in err
+    assert code == 2 and err.startswith("robosim demos convert: error: ") and message in err
     assert os.listdir(out) == []

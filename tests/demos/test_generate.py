@@ -76,12 +76,16 @@ def test_cap_stops_a_task_that_cannot_succeed(tmp_path):
     (["PickCube-v1", "-n", "2", "--robot", "koch"], "robot must be one that PickCubeTask supports"),
     (["PickCube-v1", "-n", "2", "--task-param", "size=3"], "does not take the keyword argument(s) ['size']"),
     (["PickCube-v1", "-n", "2", "--max-tries", "1"], "max_tries must be an int >= 2, got 1"),
+    (["PickCube-v1", "-n", "2", "--obs-mode", "rgb", "--sensor-size", "0x0"],
+     "sensor_configs (--sensor-size) must give the task valid cameras, got {'width': 0, 'height': 0}"),
+    (["PickCube-v1", "-n", "2", "--sensor-size", "64x64"], "applies to camera obs modes"),
+    (["PickObject-v1", "-n", "2", "--task-param", "pool_size=100000"], "pool_size must be in [1, 64]"),
 ])
 def test_bad_input_is_refused_before_anything_is_written(tmp_path, capsys, argv, message):
     out = tmp_path / "d.h5"
     code = main(["demos", "generate", *argv, "--out", str(out)])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("robosim demos: error: ") and message in err and err.count("\n") == 1
+    assert code == 2 and err.startswith("robosim demos generate: error: ") and message in err and err.count("\n") == 1
     assert os.listdir(tmp_path) == []
 
 
@@ -108,5 +112,7 @@ def test_interrupted_generation_leaves_no_final_file_and_recovers(tmp_path):
     assert [(dst, n) for _, dst, n in report.recovered] == [(str(out), len(kept))]
     traj = TrajectoryFile(str(out), task_id="PickCube-v1")
     assert all(traj.episode(k).success[-1] for k in range(len(traj)))
+    header = json.loads(traj.attrs["demos"])   # as of the last recovered episode
+    assert header["task"] == "PickCube-v1" and header["requested"] == 400 and header["kept"] == len(traj)
     seeds = [traj.episode(k).seed for k in range(len(traj))]
     assert len(set(seeds)) == len(seeds) and min(seeds) >= 0
