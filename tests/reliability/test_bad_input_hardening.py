@@ -129,6 +129,7 @@ def _one_error_line(result, command: str) -> None:
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
 
 
+@pytest.mark.slow   # one CLI subprocess per damaged file: ~44 s
 def test_replay_of_random_bytes_or_missing_fields_fails_with_one_line(tmp_path):
     junk = tmp_path / "junk.h5"
     junk.write_bytes(os.urandom(4096))
@@ -150,6 +151,7 @@ def test_replay_of_random_bytes_or_missing_fields_fails_with_one_line(tmp_path):
         assert f"missing ['{drop}']" in result.stderr
 
 
+@pytest.mark.slow   # CLI subprocesses: ~33 s
 def test_cli_refuses_an_empty_video_path_a_huge_seed_and_a_json_path_at_the_filesystem_root(tmp_path):
     result = subprocess.run(CLI + ["eval", "Reach-v1", "--episodes", "1", "--video", ""], capture_output=True,
                             text=True, cwd=tmp_path)

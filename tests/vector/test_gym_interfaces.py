@@ -129,6 +129,7 @@ def test_lists_of_actions_are_per_env_actions(push_cube):
         venv.step([np.zeros(6, np.float32)] * N)
 
 
+@pytest.mark.slow   # renders frames of every env: ~30 s
 def test_render_and_call_render_give_one_frame_per_env(push_cube):
     venv = TorchToNumpy(BatchedVectorEnv(push_cube))
     venv.reset(seed=0)

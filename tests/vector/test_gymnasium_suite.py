@@ -191,6 +191,7 @@ def test_reset_and_step_sync_vector_env(make):
         assert terminated.dtype == truncated.dtype == np.bool_ and terminated.shape == truncated.shape == (N,)
 
 
+@pytest.mark.slow   # renders frames of every env: ~27 s
 def test_render_and_call_sync_vector_env(make):
     venv = make()
     if make.kind == "listed":

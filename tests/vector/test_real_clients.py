@@ -59,6 +59,7 @@ def test_sb3_ppo_logs_success_and_episodes(same_step):
         assert success or n == HORIZON  # Reach ends early only on success
 
 
+@pytest.mark.slow   # an SB3 SAC+HER run: ~23 s
 def test_sb3_sac_her_through_the_batched_adapter(same_step):
     model = SAC("MultiInputPolicy", SB3VecEnv(same_step), replay_buffer_class=HerReplayBuffer,
                 learning_starts=2 * N * HORIZON, batch_size=16, seed=0, device="cpu",
@@ -67,6 +68,7 @@ def test_sb3_sac_her_through_the_batched_adapter(same_step):
     assert model.replay_buffer.size() > 0
 
 
+@pytest.mark.slow   # an SB3 SAC+HER run: ~32 s
 def test_sb3_sac_her_through_monitor_and_check_env():
     single = UnbatchedEnv(robosim.make("Reach-v1", num_envs=1, max_episode_steps=HORIZON))
     check_env(single)  # runs SB3's goal-env checks: compute_reward is found on the env
@@ -92,6 +94,7 @@ def test_gymnasium_make_vec_returns_the_batched_vector_env():
         venv.close()
 
 
+@pytest.mark.slow   # records a video: ~32 s
 def test_gymnasium_vector_record_video_over_the_numpy_adapter(tmp_path):
     venv = TorchToNumpy(robosim.make_vec("Reach-v1", num_envs=2, max_episode_steps=HORIZON,
                                          render_mode="rgb_array", render_size=(64, 64)))
