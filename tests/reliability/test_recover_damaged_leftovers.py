@@ -142,3 +142,111 @@ def test_only_a_directory_without_any_episode_file_is_removed(tmp_path):
     assert report.recovered == [], report.summary()
     assert sorted(os.listdir(tmp_path)) == [damaged_only.name]
     assert os.listdir(damaged_only) == ["episode_00000.h5"]
+
+
+# -- leftovers of a killed `robosim demos render` / `export` --------------------------
+KILLED_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    import robosim.demos.lerobot as lerobot, robosim.demos.render as render, robosim.record.files as files
+    from robosim.demos import generate_demos
+    generate_demos("PickCube-v1", 2, "demos.h5", num_envs=2, seed=5)
+    command, moment = sys.argv[1:]
+
+    def kill(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if command == "render":
+        write = render._write_tree
+        if moment == "midway":      # after the first episode's obs: a half-written HDF5 file
+            render._write_tree = lambda *a: (write(*a), kill())
+        else:                       # complete and closed, not yet renamed
+            files.replace_into_place = kill
+        render.render_demos("demos.h5", "demos_rgb.h5", "rgb", sensor_configs={"width": 16, "height": 16})
+    else:
+        add = lerobot._DatasetWriter.add
+        if moment == "midway":
+            lerobot._DatasetWriter.add = lambda self, *a: (add(self, *a), kill())
+        else:
+            lerobot.replace_dir_into_place = kill
+        lerobot.export_lerobot("demos.h5", "dataset", video=False, progress=False)
+""")
+
+
+def _killed_writer(directory, command: str, moment: str) -> str:
+    """Run `command` (render or export) in a child killed at `moment`; its leftover's name."""
+    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, command, moment], cwd=directory,
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+    (leftover,) = [n for n in os.listdir(directory) if ".partial" in n]
+    return leftover
+
+
+@pytest.mark.parametrize("command", ["render", "export"])
+def test_a_half_written_render_or_export_is_removed_and_named(tmp_path, command):
+    if command == "export":
+        pytest.importorskip("pyarrow")
+    leftover = _killed_writer(tmp_path, command, "midway")
+    result = _recover_cli(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"skipped {leftover}: incomplete output of a killed `robosim demos {command}`" in result.stdout
+    assert "removed" in result.stdout, result.stdout
+    assert sorted(n for n in os.listdir(tmp_path) if not n.endswith(".lock")) == ["demos.h5"]
+
+
+def test_a_render_killed_before_its_rename_is_recovered(tmp_path):
+    import h5py
+
+    leftover = _killed_writer(tmp_path, "render", "before rename")
+    report = recover(str(tmp_path))
+    assert report.recovered == [(str(tmp_path / leftover), str(tmp_path / "demos_rgb.h5"), 2)], report.summary()
+    with h5py.File(tmp_path / "demos_rgb.h5", "r") as f:
+        for name in ("episode_00000", "episode_00001"):
+            rows = f[name]["states"].shape[0]
+            assert f[name]["obs/sensor_data/base_camera/rgb"].shape == (rows, 16, 16, 3)
+
+
+def test_an_export_killed_before_its_rename_is_recovered(tmp_path):
+    pytest.importorskip("pyarrow")
+    leftover = _killed_writer(tmp_path, "export", "before rename")
+    report = recover(str(tmp_path))
+    assert report.recovered == [(str(tmp_path / leftover), str(tmp_path / "dataset"), 2)], report.summary()
+    info = json.loads((tmp_path / "dataset" / "meta" / "info.json").read_text())
+    assert info["total_episodes"] == 2 and info["robosim"]["task_id"] == "PickCube-v1"
+
+
+def test_a_partial_file_a_live_writer_holds_is_left_alone(tmp_path):
+    from robosim.record.files import OutputLock
+
+    leftover = _killed_writer(tmp_path, "render", "midway")
+    lock = OutputLock(str(tmp_path / "demos_rgb.h5"))   # a writer of that name is running
+    try:
+        report = recover(str(tmp_path))
+    finally:
+        lock.release()
+    assert report.skipped == [(str(tmp_path / leftover), "a running process is still writing demos_rgb.h5 "
+                                                         "(use force)")]
+    assert (tmp_path / leftover).exists()
+
+
+def test_a_recovered_demos_file_keeps_its_demos_attribute(tmp_path):
+    killed = textwrap.dedent("""
+        import os, signal
+        import robosim.record.trajectory as trajectory
+        from robosim.demos import generate_demos
+        add = trajectory.TrajectoryWriter.add_episode
+
+        def add_then_die(self, episode):   # killed right after the second kept episode is on disk
+            add(self, episode)
+            if self.episodes_written == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        trajectory.TrajectoryWriter.add_episode = add_then_die
+        generate_demos("PickCube-v1", 5, "demos.h5", num_envs=2, seed=5)
+    """)
+    child = subprocess.run([sys.executable, "-c", killed], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+    report = recover(str(tmp_path))
+    assert [dst for _, dst, _ in report.recovered] == [str(tmp_path / "demos.h5")], report.summary()
+    traj = TrajectoryFile(str(tmp_path / "demos.h5"))
+    demos = json.loads(traj.attrs["demos"])
+    assert len(traj) == 2 and demos["kept"] == 2 and demos["requested"] == 5 and demos["task"] == "PickCube-v1"
