@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 import torch
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
@@ -36,6 +37,7 @@ def test_writing_tasks_first_example_runs():
         env.close()
 
 
+@pytest.mark.slow   # runs the example script: ~12 s
 def test_randomized_task_example_removes_an_event_and_pushes_on_its_timer():
     path = os.path.join(ROOT, "examples", "randomized_task.py")
     result = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)

@@ -7,6 +7,10 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow   # each runs an example script: 12-47 s
+
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from robosim.record.video import mp4_is_complete
 
+pytestmark = pytest.mark.slow   # training runs of examples/ppo.py: 11-115 s each
+
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "ppo.py")
 DIAGNOSTICS = ("pg_loss", "v_loss", "entropy", "approx_kl", "old_approx_kl", "clipfrac", "explained_variance")
 TINY = ["--num-envs", "4", "--num-steps", "8", "--total-steps", "256", "--eval-every", "256", "--eval-episodes", "2",

@@ -8,6 +8,8 @@ import shlex
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 README = os.path.join(ROOT, "README.md")
 BIN = os.path.dirname(sys.executable)     # the venv's bin: what `.venv/bin/...` names
@@ -46,6 +48,7 @@ def test_readme_holds_only_commands_this_test_knows_how_to_run():
             f"README command {command!r}: teach tests/test_readme.py to run it")
 
 
+@pytest.mark.slow   # starts the main job's --help: ~12 s
 def test_setup_commands_exist_and_parse():
     setup = [c for c in commands() if c.startswith(SETUP)]
     assert len(setup) == 2, "the README gives the two set-up commands: the main job and the tests"
@@ -74,6 +77,7 @@ def test_usage_snippet_runs(capsys):
     assert namespace["env"].sim is None      # closed
 
 
+@pytest.mark.slow   # runs every README command: ~90 s
 def test_robosim_commands_run_as_printed(tmp_path):
     ran = []
     for command in commands():

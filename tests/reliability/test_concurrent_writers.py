@@ -20,6 +20,8 @@ import pytest
 from robosim.record.trajectory import TrajectoryFile, TrajectoryWriter
 from robosim.record.video import VideoWriter
 
+pytestmark = pytest.mark.slow   # competing recording subprocesses: 8-97 s each
+
 EVAL = [sys.executable, "-m", "robosim.cli", "eval", "Reach-v1", "--episodes", "8", "--num-envs", "2",
         "--render-size", "32x32"]
 HEADER = {"task_id": "Reach-v1", "env_kwargs": {}, "num_envs": 1, "state_dim": 3, "action_dim": 2}

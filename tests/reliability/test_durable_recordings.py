@@ -19,6 +19,8 @@ import pytest
 
 from robosim.record.trajectory import TrajectoryFile
 
+pytestmark = pytest.mark.slow   # signals and kills of recording subprocesses: 20-275 s each
+
 EPISODES, NUM_ENVS = 8, 2
 EVAL = [sys.executable, "-m", "robosim.cli", "eval", "Reach-v1", "--policy", "robosim.record.policies:random",
         "--episodes", str(EPISODES), "--num-envs", str(NUM_ENVS), "--render-size", "32x32",

@@ -95,6 +95,7 @@ _NOT_EXACT = {"LiftPegUpright-v1": "last env's continuation differs by up to 2.5
                                    "not in get_state)"}
 
 
+@pytest.mark.slow   # 8-36 s per task
 @pytest.mark.parametrize("task", [pytest.param(t, marks=pytest.mark.xfail(reason=_NOT_EXACT[t], strict=True))
                                   if t in _NOT_EXACT else t for t in robosim.list_tasks()])   # every built-in task
 def test_restore_repeats_the_run_bit_for_bit_at_every_save_point_twice(task):

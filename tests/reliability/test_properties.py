@@ -48,6 +48,7 @@ def _refused_or_ok(env, call, names: tuple[str, ...]) -> bool:
     return True
 
 
+@pytest.mark.slow   # many generated examples: ~19 s
 @given(st.one_of(
     st.lists(st.lists(numbers, min_size=0, max_size=8), min_size=0, max_size=3),
     st.builds(lambda shape, fill: np.full(shape, fill, np.float32),

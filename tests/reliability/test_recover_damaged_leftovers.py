@@ -74,6 +74,7 @@ def _recover_cli(directory) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.slow   # recording subprocesses: ~85 s
 def test_truncated_owner_json_is_recovered_from_the_episodes_not_deleted(leftover):
     owner = leftover / OWNER_FILE
     owner.write_bytes(owner.read_bytes()[:20])              # a torn write of owner.json

@@ -21,6 +21,8 @@ import torch
 import robosim
 from robosim.record import RecordEpisode, TrajectoryFile
 
+pytestmark = pytest.mark.slow   # interrupted replay subprocesses: 20-40 s each
+
 PAUSE_AFTER_FRAMES = 4
 STEPS = 10
 PAUSING_REPLAY = textwrap.dedent("""
