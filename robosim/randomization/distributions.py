@@ -8,6 +8,11 @@
     3.0 or [0.1, 0.2, 0.3]          a constant
 
 `Distribution.sample(rng)` draws one value per env of a `BatchRandom`: float32 (M, dim).
+
+Every number must be finite and at most MAX_MAGNITUDE in size: the draws are float32,
+where 1e39 is already inf (a mass range up to 1e39 gave infinite masses), and no
+quantity an event sets (m, kg, N, N m, rad, s, gains or factors on them) is sane past
+1e9 next to a scene of unit-scale bodies.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import torch
 from robosim.randomization.rng import BatchRandom
 
 KINDS = ("uniform", "loguniform", "normal", "choice", "integers", "constant")
+MAX_MAGNITUDE = 1e9   # largest |number| a distribution may name (module docstring)
 
 
 def _vector(where: str, value: Any) -> list[float]:
@@ -28,6 +34,8 @@ def _vector(where: str, value: Any) -> list[float]:
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"{where} must be finite numbers, got {value!r}")
+        if abs(v) > MAX_MAGNITUDE:
+            raise ValueError(f"{where} must be numbers within +-{MAX_MAGNITUDE:g}, got {v!r}")
         out.append(float(v))
     if not out:
         raise ValueError(f"{where} must hold at least one number, got {value!r}")

@@ -20,6 +20,7 @@ import sapien
 import torch
 
 from robosim.sim.building import ObjectModifier, SceneBuilding, check_object_modifiers
+from robosim.sim.handles import SceneHandles
 from robosim.sim.layout import GRID_SPACING, env_origins
 from robosim.sim.packed import PackedReads
 from robosim.sim.physics import PhysicsConfig
@@ -88,7 +89,7 @@ def add_lights(scene: sapien.Scene) -> None:
     scene.add_directional_light([0.3, 0.5, -1.0], [0.9, 0.9, 0.9], shadow=False)
 
 
-class SimScene(SceneBuilding):
+class SimScene(SceneBuilding, SceneHandles):
     """N envs in one physics system (physx_cpu).
 
     Build with `add_ground`, then `add_object` / `add_articulation` / `load_urdf`
@@ -118,6 +119,8 @@ class SimScene(SceneBuilding):
         self.actors: dict[str, ActorView] = {}
         self.articulations: dict[str, ArticulationView] = {}
         self.read_cache = ReadCache()   # views reuse reads until a step or a write
+        self.substeps_done = 0                                  # physics substeps run so far
+        self.written_at = np.zeros(num_envs, dtype=np.int64)   # substeps_done at each env's last write
         # one system-wide pack per step instead of per-env reads (robosim.sim.packed)
         self.packed = PackedReads(self.physx, self.read_cache, self._views) if self.packed_reads else None
 
@@ -211,69 +214,21 @@ class SimScene(SceneBuilding):
     def finalize(self) -> None:
         """Called once after everything is built (the GPU backend allocates buffers here)."""
 
-    # -- contacts, welds, collision groups (lazy: nothing is built or read per step) --
-    def _physx_cpu_only(self, query: str, attribute: str, factory):
-        if self.backend != "physx_cpu":
-            raise NotImplementedError(f"sim.{query} needs sim_backend 'physx_cpu', got {self.backend!r}")
-        if getattr(self, attribute, None) is None:
-            setattr(self, attribute, factory(self))
-        return getattr(self, attribute)
-
-    @property
-    def contacts(self):
-        """robosim.sim.contacts.Contacts: contact forces, touching, grasping (physx_cpu)."""
-        from robosim.sim.contacts import Contacts
-
-        return self._physx_cpu_only("contacts", "_contacts", Contacts)
-
-    @property
-    def welds(self):
-        """robosim.sim.welds.Welds: per-env attach/detach of two bodies (physx_cpu)."""
-        from robosim.sim.welds import Welds
-
-        return self._physx_cpu_only("welds", "_welds", Welds)
-
-    @property
-    def collisions(self):
-        """robosim.sim.collision.CollisionGroups: which body pairs collide, per env (physx_cpu)."""
-        from robosim.sim.collision import CollisionGroups
-
-        return self._physx_cpu_only("collisions", "_collisions", CollisionGroups)
-
-    _wrenches = None   # robosim.sim.wrenches.Wrenches once something held a wrench
-
-    @property
-    def wrenches(self):
-        """robosim.sim.wrenches.Wrenches: constant forces/torques held on bodies, per env,
-        re-applied before every substep (physx_cpu)."""
-        from robosim.sim.wrenches import Wrenches
-
-        return self._physx_cpu_only("wrenches", "_wrenches", Wrenches)
-
-    def clear_wrenches(self, env_idx: torch.Tensor | None = None) -> None:
-        """Drop every wrench held in env_idx (all when None); nothing to do when none was
-        ever held (BaseEnv calls it on every reset, before the reset events)."""
-        if self._wrenches is not None:
-            self._wrenches.clear(env_idx)
-
-    def wrench_snapshot(self) -> dict | None:
-        """A copy of every held wrench (None when none was ever held), for restore_wrenches."""
-        return None if self._wrenches is None else self._wrenches.snapshot()
-
-    def restore_wrenches(self, snapshot: dict | None) -> None:
-        """Hold exactly the wrenches of a wrench_snapshot (none for None)."""
-        if snapshot is None:
-            self.clear_wrenches()
-        else:
-            self.wrenches.restore(snapshot)
-
     # -- stepping -------------------------------------------------------------------
     def step(self) -> None:
         """One physics substep (1 / sim_freq s) for all envs (held wrenches applied first)."""
         if self._wrenches is not None:
             self._wrenches.apply()
         self.physx.step()
+        self._after_substep()
+
+    def _after_substep(self) -> None:
+        """Count the substep, drop kept reads, record contacts when a query asked for a
+        reading over several substeps (robosim.sim.contacts)."""
+        self.substeps_done += 1
         self.read_cache.invalidate()
+        if self._contacts is not None and self._contacts.recording:
+            self._contacts.record()
 
     def update_render(self, env_idx: torch.Tensor | None = None) -> None:
         """Push current physics poses to the render worlds of env_idx (all when None)."""
@@ -286,10 +241,16 @@ class SimScene(SceneBuilding):
         and set_state). A shared system cannot: its envs' bodies share one broadphase and
         solver (see IsolatedSimScene.forget_history). Welds of env_idx re-anchor at the
         written poses (robosim.sim.welds)."""
+        self._written(env_idx)
+
+    def _written(self, env_idx: torch.Tensor | None) -> None:
+        """env_idx was just written (reset, set_state): its welds re-anchor at the written
+        poses, its contact readings over several substeps start afresh."""
+        self.written_at[slice(None) if env_idx is None else env_idx.cpu().numpy()] = self.substeps_done
         self._reanchor_welds(env_idx)
 
     def _reanchor_welds(self, env_idx: torch.Tensor | None) -> None:
-        if getattr(self, "_welds", None) is not None:   # nothing unless a task made welds
+        if self._welds is not None:   # nothing unless a task made welds
             self._welds.reanchor(env_idx)
 
     def _attach_packed(self, view) -> None:
@@ -338,6 +299,9 @@ class SimScene(SceneBuilding):
             start += view.state_dim
 
     def close(self) -> None:
+        """Release every env's scene; handles taken from this scene (sim.contacts,
+        sim.welds, sim.wrenches) raise ValueError from then on."""
+        self.closed = True
         for scene in self.sub_scenes:
             scene.clear()
         self.sub_scenes = []

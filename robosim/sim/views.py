@@ -22,11 +22,9 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.core.rotations import check_unit_quats
+from robosim.sim.pose_input import POSE_DIM, QUAT_NORM_TOL, checked_poses  # noqa: F401  (faults imports the tol here)
 from robosim.sim.properties import BodyProperties, DriveGains
 
-POSE_DIM = 7
-QUAT_NORM_TOL = 1e-2   # how far from 1 a written quaternion's norm may be (set_pose and set_state alike)
 VELOCITY_DIM = 6
 
 
@@ -75,20 +73,6 @@ def _as_index(env_idx: torch.Tensor | None, n: int) -> np.ndarray:
     if env_idx is None:
         return np.arange(n)
     return env_idx.detach().cpu().numpy().astype(np.int64).reshape(-1)
-
-
-def checked_poses(name: str, pose: torch.Tensor, rows: int) -> np.ndarray:
-    """float32 (rows, 7) from `pose`, or a ValueError naming `name`: shape (rows, 7) and
-    unit-norm (+-QUAT_NORM_TOL) quaternions. Non-finite values pass: the env's state checks name
-    the hook that wrote them (robosim/envs/faults)."""
-    arr = pose.detach().cpu().numpy().astype(np.float32) if isinstance(pose, torch.Tensor) else \
-        np.asarray(pose, dtype=np.float32)
-    if arr.shape != (rows, POSE_DIM) and not (rows == 1 and arr.shape == (POSE_DIM,)):
-        raise ValueError(f"{name} must have shape ({rows}, {POSE_DIM}) [x, y, z, qw, qx, qy, qz] (one row per "
-                         f"env in env_idx), got shape {tuple(arr.shape)}")
-    arr = arr.reshape(rows, POSE_DIM)
-    check_unit_quats(name, arr[:, 3:], QUAT_NORM_TOL)
-    return arr
 
 
 def _pose_array(poses: Sequence[sapien.Pose]) -> np.ndarray:
@@ -140,7 +124,8 @@ class ActorView(BodyProperties, _CachedReads):
 
     def set_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         """Teleport env_idx's copies to `pose` (M, 7), env frame, unit quaternions
-        (ValueError for another shape or quaternion norm, before anything moves)."""
+        (ValueError for another shape, a non-finite value or a quaternion norm off 1,
+        before anything moves; robosim.sim.pose_input)."""
         idx = _as_index(env_idx, len(self.entities))
         arr = checked_poses("pose", pose, len(idx))
         self._wrote()

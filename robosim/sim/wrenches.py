@@ -5,7 +5,10 @@ ty, tz] (N, N m; world axes, which are the env's axes) on the centre of mass of 
 body of `view` (an ActorView or an object pool's body in play) before every physics
 substep, until it is set again or `clear(env_idx)` (every reset clears it:
 BaseEnv's randomization draws it anew). PhysX forgets a force after each substep, so the
-wrench is re-applied at every one. Kinematic and static bodies are refused.
+wrench is re-applied at every one. Kinematic and static bodies are refused, and so is
+env_idx other than ints in [0, N) and a component beyond MAX_WRENCH: PhysX silently
+drops a force of 1e30 N (measured, SAPIEN 3.0.3: the body did not move), and no
+manipulation load comes near 1e6 N. A Wrenches of a closed scene raises ValueError.
 physx_cpu only (the GPU backends refuse the `external_force` term at make).
 """
 from __future__ import annotations
@@ -13,6 +16,10 @@ from __future__ import annotations
 import numpy as np
 import sapien
 import torch
+
+from robosim.sim.contacts import env_index
+
+MAX_WRENCH = 1e6   # N (force) and N m (torque), per component
 
 
 class Wrenches:
@@ -24,16 +31,22 @@ class Wrenches:
 
     def get(self, view) -> torch.Tensor:
         """float32 (N, 6) wrench held on `view`'s body in every env (zeros where none)."""
+        self._sim.check_open("sim.wrenches")
         held = self._held.get(view.name)
         return held[1].clone() if held is not None else torch.zeros(self._sim.num_envs, 6)
 
     def set(self, view, wrench: torch.Tensor, env_idx: torch.Tensor) -> None:
-        """Hold `wrench` (M, 6) on env_idx's (M,) bodies of `view` from the next substep on."""
+        """Hold `wrench` (M, 6) on env_idx's (M,) bodies of `view` (int indices in [0, N))
+        from the next substep on; every component within +-MAX_WRENCH."""
+        self._sim.check_open("sim.wrenches")
+        env_idx = torch.tensor(env_index(env_idx, self._sim.num_envs), dtype=torch.int64)
         wrench = torch.as_tensor(wrench, dtype=torch.float32).cpu()
-        env_idx = torch.as_tensor(env_idx, dtype=torch.int64).cpu()
-        if wrench.shape != (len(env_idx), 6) or not torch.isfinite(wrench).all():
-            raise ValueError(f"wrench must be finite float32 ({len(env_idx)}, 6) [force N, torque N m], got "
-                             f"shape {tuple(wrench.shape)}")
+        if wrench.shape != (len(env_idx), 6):
+            raise ValueError(f"wrench must have shape ({len(env_idx)}, 6) [force N, torque N m], one row per env "
+                             f"in env_idx, got shape {tuple(wrench.shape)}")
+        if wrench.numel() and not (torch.isfinite(wrench).all() and wrench.abs().max() <= MAX_WRENCH):
+            raise ValueError(f"wrench components must be finite and within +-{MAX_WRENCH:g} (N, N m), got "
+                             f"{wrench.abs().max().item():g}")
         for i in env_idx.tolist():
             if not view.is_dynamic(i):
                 raise ValueError(f"a wrench needs a dynamic body; {view.name!r} in env {i} is static or kinematic")

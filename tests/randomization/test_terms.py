@@ -121,6 +121,13 @@ def test_joint_friction_term_reaches_physx():
       "dist": {"uniform": [[0, 0], [1, 1]]}}, "must give 1 or"),
     ({"mode": "step", "target": "object:cube", "property": "observation_noise",
       "dist": 0.1}, "must be one of"),
+    # 1e39 is inf in float32: these gave infinite masses and gains
+    ({"mode": "reset", "target": "object:cube", "property": "mass", "dist": {"uniform": [0.1, 1e39]}},
+     r"randomization\['bad'\]\['dist'\] uniform must be numbers within \+-1e\+09, got 1e\+39"),
+    ({"mode": "reset", "target": "robot", "property": "stiffness", "dist": {"uniform": [0.5, 1e39]}},
+     r"randomization\['bad'\]\['dist'\] uniform must be numbers within \+-1e\+09, got 1e\+39"),
+    ({"mode": "reset", "target": "object:cube", "property": "mass", "dist": {"choice": [0.1, -2e9]}},
+     r"randomization\['bad'\]\['dist'\] choice must be numbers within \+-1e\+09, got -2000000000.0"),
 ])
 def test_bad_term_declarations_name_the_event(spec, message):
     with pytest.raises(ValueError, match=message):

@@ -120,3 +120,75 @@ def test_weld_to_an_articulation_link_follows_it():
     torch.testing.assert_close(moved, torch.tensor([0.1, 0.0, 0.0]), rtol=0, atol=2e-3)   # carried along
     assert tool.pose()[1, 2] < 0.02                                                      # env 1: fell
     sim.close()
+
+
+def test_weld_snapshot_puts_back_which_welds_hold():
+    """restore_welds(weld_snapshot()) detaches the welds made since and makes again the
+    ones detached since, in exactly the envs of the snapshot; the re-made weld holds the
+    pose set_state then writes."""
+    sim, post, bar = build("shared")
+    sim.welds.attach("hold", post, bar, torch.tensor([0, 1]))
+    saved, snapshot = sim.get_state(), sim.weld_snapshot()
+    sim.welds.detach("hold", torch.tensor([1]))
+    sim.welds.attach("glue", None, bar, torch.tensor([2]))
+    for _ in range(40):
+        sim.step()
+    assert bar.pose()[1, 2] < 0.1                                        # env 1 freed: it fell
+    sim.restore_welds(snapshot)
+    assert sim.welds.is_attached("hold").tolist() == [True, True, False]
+    assert sim.welds.is_attached("glue").tolist() == [False, False, False]
+    sim.set_state(saved)
+    sim.forget_history()
+    for _ in range(40):
+        sim.step()
+    pose = bar.pose()
+    torch.testing.assert_close(pose[:2], saved[:2, sim.state_layout()["bar"]["pose"]], rtol=0, atol=1e-4)   # held
+    assert pose[2, 2] < 0.1                                                   # unglued: it fell
+    sim.restore_welds(None)                                                   # no snapshot: no welds
+    assert not sim.welds.is_attached("hold").any()
+    other, other_post, other_bar = build("shared")
+    assert other.weld_snapshot() is None                                      # no weld was ever made
+    with pytest.raises(ValueError, match="snapshot must be a weld_snapshot"):
+        other.restore_welds(snapshot)
+    sim.close()
+    other.close()
+
+
+@pytest.mark.parametrize("isolation", ["shared", "separate"])
+def test_a_weld_made_after_a_save_point_is_gone_after_the_restore(isolation):
+    """A sorting-style task welds the cube to the world mid-episode. Restoring the saved
+    state with the welds saved alongside (SimScene.weld_snapshot/restore_welds, what
+    save_state/restore_state keep) repeats the run after the save; restoring without
+    them left the weld holding from the first step and the run diverged."""
+    import robosim
+
+    env = robosim.make("PickCube-v1", num_envs=2, obs_mode="state", physics_isolation=isolation)
+    try:
+        env.reset(seed=3)
+        actions = torch.linspace(-1, 1, 8 * 2 * env.single_action_space.shape[0]).reshape(8, 2, -1)
+        sid, welds = env.save_state(), env.sim.weld_snapshot()
+
+        def run(restore_welds: bool) -> torch.Tensor:
+            env.restore_state(sid)
+            if restore_welds:
+                env.sim.restore_welds(welds)
+                env.set_state(env._saved_states[sid].state)   # re-anchor at the saved poses, as restore_state does
+            states = []
+            for t, action in enumerate(actions):
+                if t == 2:
+                    env.sim.welds.attach("sorted", None, env.task.cube, torch.tensor([0]))
+                env.step(action)
+                states.append(env.get_state().clone())
+            return torch.stack(states)
+
+        first = run(restore_welds=True)
+        assert env.sim.welds.is_attached("sorted").tolist() == [True, False]
+        stale = run(restore_welds=False)           # the weld of the first run still holds from step 0
+        again = run(restore_welds=True)
+        assert not torch.equal(stale, first)
+        if isolation == "separate":
+            assert torch.equal(again, first)       # bit for bit
+        else:
+            torch.testing.assert_close(again, first, rtol=0, atol=1e-4)
+    finally:
+        env.close()

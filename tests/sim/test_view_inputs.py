@@ -36,6 +36,10 @@ def scene():
     (torch.tensor([[0.0, 0.0, 0.1, 2.0, 0.0, 0.0, 0.0]] * N), "unit norm"),
     (torch.zeros(N, 3), r"pose must have shape \(2, 7\).*got shape \(2, 3\)"),
     (torch.zeros(N + 1, 7), r"got shape \(3, 7\)"),
+    (torch.tensor([[0.0, 0.0, float("nan"), 1.0, 0.0, 0.0, 0.0]] * N), r"pose must be finite, got \[0.0, 0.0, nan"),
+    (torch.tensor([[0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0], [float("inf"), 0.0, 0.1, 1.0, 0.0, 0.0, 0.0]]),
+     r"pose must be finite.*in row 1"),
+    (torch.tensor([[0.0, 0.0, 0.1, float("nan"), 0.0, 0.0, 0.0]] * N), "pose must be finite"),
 ])
 def test_set_pose_rejects_bad_poses_before_moving(scene, pose, message):
     _, cube, _ = scene
@@ -90,3 +94,33 @@ def test_link_velocity_matches_finite_differences_of_link_poses(scene):
     assert np.abs(linear - vel[:, :3]).max() <= 0.02 * scale.max()
     assert np.abs(angular - vel[:, 3:]).max() <= 0.02 * scale.max()
     assert np.linalg.norm(vel[:, 3:], axis=1).min() > 0.5          # it really swings
+
+
+@pytest.mark.parametrize("env_idx, error, message", [
+    ([-1], ValueError, r"env_idx must hold ints in \[0, 2\), got \[-1\]"),
+    ([N], ValueError, r"env_idx must hold ints in \[0, 2\), got \[2\]"),
+    ([0.7], TypeError, "env_idx must hold ints.*got dtype torch.float"),
+    ([True], TypeError, "env_idx must hold ints.*got dtype torch.bool"),
+])
+def test_wrench_env_idx_is_checked_before_anything_is_held(scene, env_idx, error, message):
+    """These used to hold the wrench on another env ([-1] on the last, [True] on env 1)."""
+    sim, cube, _ = scene
+    sim.wrenches.clear()
+    with pytest.raises(error, match=message):
+        sim.wrenches.set(cube, torch.tensor([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]), env_idx)
+    assert torch.equal(sim.wrenches.get(cube), torch.zeros(N, 6))
+
+
+@pytest.mark.parametrize("value", [1e30, -2e6, float("nan")])
+def test_wrench_beyond_the_bound_is_refused(scene, value):
+    """PhysX silently drops a 1e30 N force (it used to be reported held, with no effect)."""
+    from robosim.sim.wrenches import MAX_WRENCH
+
+    sim, cube, _ = scene
+    sim.wrenches.clear()
+    with pytest.raises(ValueError, match=r"wrench components must be finite and within \+-1e\+06"):
+        sim.wrenches.set(cube, torch.tensor([[0.0, 0.0, value, 0.0, 0.0, 0.0]]), [0])
+    assert torch.equal(sim.wrenches.get(cube), torch.zeros(N, 6))
+    sim.wrenches.set(cube, torch.tensor([[0.0, 0.0, MAX_WRENCH, 0.0, 0.0, 0.0]]), [0])   # the bound itself is fine
+    assert sim.wrenches.get(cube)[:, 2].tolist() == [MAX_WRENCH, 0.0]
+    sim.wrenches.clear()
