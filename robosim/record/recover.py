@@ -238,14 +238,18 @@ def _recover_partial(path: str, directory: str, force: bool, report: RecoverRepo
     if h5:
         stem, ext, pid, writer = h5.group(1), h5.group(3), int(h5.group(2)), "render"
     else:
-        stem, ext, pid, writer = _PARTIAL_DIR.match(name).group(1), "", None, "export"
+        found = _PARTIAL_DIR.match(name)
+        stem, ext, pid, writer = found.group(1) if found else name, "", None, "export"
     if not force and ((pid is not None and _owner_alive(pid)) or _claimed(os.path.join(directory, stem + ext))):
         report.skipped.append((path, f"a running process is still writing {stem + ext} (use force)"))
         return
     count, why = _complete_render(path) if h5 else _complete_dataset(path)
     if count:
-        _move_into_place(path, directory, stem, ext, lambda target: (os.rename(path, target), count)[1],
-                         "cannot rename it to {target!r}: {err}", report)
+        def move(target: str) -> int:
+            os.rename(path, target)
+            return count
+
+        _move_into_place(path, directory, stem, ext, move, "cannot rename it to {target!r}: {err}", report)
         return
     what = f"incomplete output of a killed `robosim demos {writer}` ({why})"
     try:
@@ -334,7 +338,9 @@ def recover(directory: str, force: bool = False) -> RecoverReport:
     recoverers = {"parts": _recover_parts, "video": _recover_video, "h5": _recover_partial,
                   "dataset": _recover_partial}
     for path in find_leftovers(directory):
-        recoverers[_kind(directory, os.path.basename(path))](path, directory, force, report)
+        kind = _kind(directory, os.path.basename(path))
+        if kind is not None:   # None: it changed since it was listed
+            recoverers[kind](path, directory, force, report)
     for name in sorted(os.listdir(directory)):
         if name.startswith(".") and name.endswith(LOCK_SUFFIX) and os.path.isfile(os.path.join(directory, name)):
             remove_stale_lock(os.path.join(directory, name))
