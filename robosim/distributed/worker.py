@@ -46,6 +46,8 @@ class ShardHost:
             changes.setdefault("physics", self._physics_threads())
         if isinstance(spec.seed, int):   # robosim.make's build seed: global env i gets seed + i
             changes.setdefault("seed", spec.seed + self.shard.start)
+        elif isinstance(spec.seed, list):   # one seed per global env: this shard's slice
+            changes.setdefault("seed", spec.seed[self.shard.start:self.shard.start + self.shard.num_envs])
         self.env = make_env(spec, num_envs=self.shard.num_envs, **changes)
         return self.env
 

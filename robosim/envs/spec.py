@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from robosim.envs.checks import MAX_SEED, check_choice
+from robosim.envs.checks import check_choice, to_seeds
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES
 from robosim.envs.task import Task
 from robosim.sensors.rig import RigSpec
@@ -45,20 +45,11 @@ def _check_json(name: str, value: Any) -> Any:
     return json.loads(text)
 
 
-def _check_seed(value: Any) -> int | list[int] | None:
-    if value is None:
-        return None
-    if _is_int(value):
-        if not 0 <= int(value) <= MAX_SEED:
-            raise ValueError(f"seed must be in [0, 2**63 - 1], got {value!r}")
-        return int(value)
-    if isinstance(value, (list, tuple, np.ndarray, torch.Tensor)):
-        seeds = value.tolist() if isinstance(value, (np.ndarray, torch.Tensor)) else list(value)
-        bad = [s for s in seeds if not _is_int(s) or not 0 <= int(s) <= MAX_SEED]
-        if bad:
-            raise ValueError(f"seed must be an int or a list of ints in [0, 2**63 - 1], got entry {bad[0]!r}")
-        return [int(s) for s in seeds]
-    raise TypeError(f"seed must be an int, a list of ints or None, got {type(value).__name__}")
+def _check_seed(value: Any, num_envs: int) -> int | list[int] | None:
+    """make()'s build seed as stored: an int stays an int (env i gets seed + i), a list
+    becomes a list of ints, one per env (robosim.envs.checks.to_seeds checks both)."""
+    seeds = to_seeds("seed", value, torch.arange(num_envs))
+    return None if seeds is None else (int(value) if _is_int(value) else seeds)
 
 
 def _check_device(name: str, value: Any) -> str | None:
@@ -141,8 +132,6 @@ class EnvSpec:
                 raise TypeError(f"{name} must be a dict or None, got {type(value).__name__}")
             put(self, name, None if value is None else _check_json(name, value))
         self.rig_spec()   # sensor_configs, render_camera, render_size, render_lod
-        if isinstance(self.physics, dict):   # from JSON
-            put(self, "physics", physics_from_dict(self.physics))
         if self.physics is not None and not isinstance(self.physics, PhysicsConfig):
             raise TypeError(f"physics must be a robosim.sim.PhysicsConfig or None, got {type(self.physics).__name__}")
         if self.robot is not None:
@@ -155,7 +144,7 @@ class EnvSpec:
         check_isolation(self.physics_isolation, resolve_backend(self.sim_backend))
         put(self, "sim_device", _check_device("sim_device", self.sim_device))
         put(self, "device", _check_device("device", self.device))
-        put(self, "seed", _check_seed(self.seed))
+        put(self, "seed", _check_seed(self.seed, self.num_envs))
         if not isinstance(self.task_params, dict):
             raise TypeError(f"task_params must be a dict, got {type(self.task_params).__name__}")
         put(self, "task_params", dict(task.check_parameters(dict(self.task_params))))
@@ -241,6 +230,8 @@ class EnvSpec:
             raise ValueError(f"{arg} has fields this robosim does not know: {unknown} (known: {sorted(names)})")
         if "task_id" not in data:
             raise ValueError(f"{arg} must have the field 'task_id', got fields {sorted(data)}")
+        if isinstance(data.get("physics"), dict):
+            data["physics"] = physics_from_dict(data["physics"])
         return cls(**data)
 
     @classmethod

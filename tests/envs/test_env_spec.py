@@ -72,12 +72,13 @@ def test_make_takes_exactly_the_spec():
     ("sensor_configs", {"no_such_camera": {"width": 8}}, "sensor_configs"),
     ("render_camera", [1, 2], "render_camera must be a dict"),
     ("render_lod", "medium", "render_lod"),
-    ("physics", {"solver_iterations": 3}, "physics has fields"),
+    ("physics", {"solver_position_iterations": 3}, "physics must be a robosim.sim.PhysicsConfig or None"),
     ("robot", "r2d2", "robot"),
     ("physics_isolation", "apart", "physics_isolation must be one of"),
     ("sim_device", 3.5, "sim_device must be"),
     ("device", "gpu9", "device must name a torch device"),
-    ("seed", -1, "seed must be in"),
+    ("seed", -1, "seed must be >= 0"),
+    ("seed", [1, 2, 3], r"seed list must have one seed per env"),
     ("randomization", {"x": object()}, "randomization must be JSON-able"),
     ("task_params", {"cube_half_size": "big"}, "cube_half_size"),
 ])
@@ -106,6 +107,9 @@ def test_a_header_with_an_unknown_field_names_it(tmp_path):
                        state_dim=5, action_dim=7, env_spec=json.dumps({"task_id": "PushCube-v1", "warp": 9}))
     with pytest.raises(ValueError, match="'warp'"):
         _ = TrajectoryFile(str(path)).spec
+    spec = EnvSpec("PushCube-v1").to_dict()
+    with pytest.raises(ValueError, match=r"physics has fields .*'solver_iterations'"):
+        EnvSpec.from_dict({**spec, "physics": {"solver_iterations": 3}})
 
 
 @pytest.fixture(scope="module")

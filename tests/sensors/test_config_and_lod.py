@@ -62,9 +62,7 @@ def test_user_overrides_resolution_pose_and_mount():
     class TwoCameraTask(robosim.get_task("PickCube-v1")):
         sensor_cameras = (top, wrist)
 
-    from robosim.envs.base_env import BaseEnv
-
-    env = BaseEnv(TwoCameraTask, num_envs=1, obs_mode="rgb", sensor_configs={"top": {"width": 48}})
+    env = robosim.make(TwoCameraTask, num_envs=1, obs_mode="rgb", sensor_configs={"top": {"width": 48}})
     try:
         obs, _ = env.reset(seed=0)
         assert obs["sensor_data"]["top"]["rgb"].shape == (1, 30, 48, 3)
