@@ -168,11 +168,12 @@ def test_a_weld_made_after_a_save_point_is_gone_after_the_restore(isolation):
         actions = torch.linspace(-1, 1, 8 * 2 * env.single_action_space.shape[0]).reshape(8, 2, -1)
         sid, welds = env.save_state(), env.sim.weld_snapshot()
 
-        def run(restore_welds: bool) -> torch.Tensor:
+        def run(kept_weld: bool) -> torch.Tensor:
             env.restore_state(sid)
-            if restore_welds:
-                env.sim.restore_welds(welds)
-                env.set_state(env._saved_states[sid].state)   # re-anchor at the saved poses, as restore_state does
+            env.sim.restore_welds(welds)
+            env.set_state(env._saved_states[sid].state)   # re-anchor at the saved poses, as restore_state does
+            if kept_weld:   # what restore_state left before the welds were saved: the first run's weld
+                env.sim.welds.attach("sorted", None, env.task.cube, torch.tensor([0]))
             states = []
             for t, action in enumerate(actions):
                 if t == 2:
@@ -181,10 +182,10 @@ def test_a_weld_made_after_a_save_point_is_gone_after_the_restore(isolation):
                 states.append(env.get_state().clone())
             return torch.stack(states)
 
-        first = run(restore_welds=True)
+        first = run(kept_weld=False)
         assert env.sim.welds.is_attached("sorted").tolist() == [True, False]
-        stale = run(restore_welds=False)           # the weld of the first run still holds from step 0
-        again = run(restore_welds=True)
+        stale = run(kept_weld=True)            # held from step 0: the run diverges
+        again = run(kept_weld=False)           # restore_welds detached it: the run repeats
         assert not torch.equal(stale, first)
         if isolation == "separate":
             assert torch.equal(again, first)       # bit for bit
