@@ -51,7 +51,7 @@ def test_eval_takes_robot_and_task_params(recorded):
     (["solve", "--robot", "koch", "--no-video"], ["robot", "'koch'", "xarm7"]),
     (["eval", "--task-param", "nokey", "PickCube-v1"], ["KEY=VALUE", "'nokey'"]),
     (["demos", "generate", "PickCube-v1", "-n", "1", "--out", "x.h5", "--task-param", "bogus=1"],
-     ["robosim demos: error:", "bogus", "cube_half_size"]),
+     ["robosim demos generate: error:", "bogus", "cube_half_size"]),
     (["eval", "PickCube-v1", "--workers", "2", "--robot", "xarm7"], ["--robot and --task-param", "--workers"]),
     (["eval", "PickCube-v1", "--render-size", "64by64"], ["WIDTHxHEIGHT", "'64by64'"]),
     (["eval", "PickCube-v1", "--camera", "[90]"], ["JSON object", "'[90]'"]),

@@ -23,7 +23,10 @@ def add_recover_command(sub) -> None:
     p = sub.add_parser("recover", help="save the recordings a killed run left behind in a directory",
                        description="Merge each leftover trajectory parts directory (.NAME.<random>.parts) "
                                    "into NAME (or NAME-recovered-K.h5) and rename each playable leftover "
-                                   "partial mp4; leftovers of a still-running process are skipped. A lost or "
+                                   "partial mp4; a partial HDF5 of a killed `demos render` and a partial "
+                                   "dataset directory of a killed `demos export` are renamed into place when "
+                                   "complete, else removed and named; leftovers of a still-running process "
+                                   "are skipped. A lost or "
                                    "damaged owner.json is worked around (episode files carry their own header); "
                                    "a damaged episode file is reported and kept, the others recovered. Exit "
                                    "status 1 when writing a recovered file failed.")

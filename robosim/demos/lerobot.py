@@ -35,6 +35,7 @@ from robosim.core.atomic import replace_dir_into_place
 from robosim.core.version import __version__
 from robosim.demos import lerobot_checks as checks
 from robosim.demos import lerobot_format as fmt
+from robosim.demos.source import read_demos
 from robosim.envs import get_task, list_tasks, make, make_env
 from robosim.record.files import OutputLock
 from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFile, TrajectoryWriter
@@ -70,13 +71,10 @@ def export_lerobot(trajectory_path: str, out_dir: str, *, fps: int | None = None
     frequency; frames stay one per control step). video: re-render the task's sensor
     cameras into mp4s. Returns {"episodes", "frames", "videos": [keys], "out_dir"}."""
     fmt.require_pyarrow()
-    traj = TrajectoryFile(trajectory_path, arg="trajectory")
-    if traj.task_id not in list_tasks():
-        raise ValueError(f"trajectory task must be one of {list_tasks()}, got {traj.task_id!r}")
+    traj, episodes = read_demos(trajectory_path, arg="trajectory")   # the whole file checked first
     if fps is not None and (isinstance(fps, bool) or not isinstance(fps, int) or fps < 1):
         raise ValueError(f"fps must be a positive int or None, got {fps!r}")
     out_dir = _check_out_dir(out_dir)
-    episodes = [traj.episode(k) for k in range(len(traj))]
     if not episodes or any(e.length == 0 for e in episodes):
         raise ValueError(f"trajectory must hold episodes of at least one step, got lengths "
                          f"{[e.length for e in episodes]} in {trajectory_path!r}")
