@@ -313,12 +313,23 @@ class ArticulationView(DriveGains, _CachedReads):
         return torch.from_numpy(out)
 
     def set_root_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
+        """Move env_idx's roots to `pose` (M, 7), env frame. A fixed root then reads back
+        the written pose exactly (root_pose), not PhysX's: PhysX stores the root's
+        centre-of-mass frame and its read composes that with the inverse offset, which
+        can move the quaternion by an ulp (OpenDrawer's cabinet, 16 of 60 seeded resets),
+        so a state written and read again would differ."""
         idx = _as_index(env_idx, len(self.articulations))
         arr = pose.detach().cpu().numpy().astype(np.float32).reshape(len(idx), POSE_DIM)
+        kept = self.root_pose() if self.fixed_root else None   # every env's, before the write
         self._wrote()
-        self._fixed_root_pose = None
-        for row, i in zip(arr, idx):
-            self.articulations[i].set_root_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
+        world = arr.copy()
+        world[:, :3] += self._origins[idx]
+        for row, i in zip(world, idx):
+            self.articulations[i].set_root_pose(sapien.Pose(row[:3], row[3:]))
+        if kept is not None:   # what a read gives when PhysX holds the written world pose
+            world[:, :3] -= self._origins[idx]
+            kept[torch.from_numpy(idx)] = torch.from_numpy(world)
+        self._fixed_root_pose = kept
 
     def _set_joint_rows(self, values: torch.Tensor, env_idx: torch.Tensor | None, setter: str) -> None:
         idx = _as_index(env_idx, len(self.articulations))
