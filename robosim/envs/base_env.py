@@ -50,6 +50,7 @@ class SavedState(NamedTuple):
     event_timers: Any
     streams: StreamsSnapshot
     wrenches: Any
+    welds: Any
 
 
 class BaseEnv(gym.Env):
@@ -293,15 +294,17 @@ class BaseEnv(gym.Env):
         """Snapshot all envs; returns an id for restore_state/remove_state (panda-gym).
 
         The snapshot holds get_state() and what get_state does not: elapsed_steps, the
-        interval-event timers, held wrenches and the episode counters. It is also written back: PhysX
-        keeps solver state that get_state cannot read and every write resets, so only
-        then do the run after save_state and the run after restore_state start alike
+        interval-event timers, held wrenches, which welds hold (sim.weld_snapshot) and the
+        episode counters. It is also written back: PhysX keeps solver state that get_state
+        cannot read and every write resets, so only then do the run after save_state and
+        the run after restore_state start alike
         (bit for bit with physics_isolation="separate"; docs/reliability.md)."""
         state_id = self._next_state_id
         state = self.get_state().clone()
         self.set_state(state)
         self._saved_states[state_id] = SavedState(state, self.elapsed_steps.clone(), self.randomization.get_timers(),
-                                                  self._rng.snapshot(), self.sim.wrench_snapshot())
+                                                  self._rng.snapshot(), self.sim.wrench_snapshot(),
+                                                  self.sim.weld_snapshot())
         self._next_state_id += 1
         return state_id
 
@@ -310,6 +313,7 @@ class BaseEnv(gym.Env):
         if isinstance(state_id, bool) or state_id not in self._saved_states:
             raise ValueError(f"state_id must be an id returned by save_state, got {state_id!r}")
         saved = self._saved_states[state_id]
+        self.sim.restore_welds(saved.welds)   # before set_state: its re-anchoring holds the saved poses
         self.set_state(saved.state)
         self.sim.restore_wrenches(saved.wrenches)
         self.elapsed_steps.copy_(saved.elapsed_steps)

@@ -16,6 +16,7 @@ import numpy as np
 import sapien
 import torch
 
+from robosim.sim.pose_input import checked_poses
 from robosim.sim.properties import BodyProperties
 from robosim.sim.views import POSE_DIM, VELOCITY_DIM, ReadCache, _as_index, _CachedReads
 
@@ -133,7 +134,7 @@ class ObjectPoolView(PoolLayout, BodyProperties, _CachedReads):
 
     def set_pose(self, pose: torch.Tensor, env_idx: torch.Tensor | None = None) -> None:
         idx = _as_index(env_idx, len(self.variants))
-        arr = pose.detach().cpu().numpy().astype(np.float32).reshape(len(idx), POSE_DIM)
+        arr = checked_poses("pose", pose, len(idx)).reshape(len(idx), POSE_DIM)   # refused before any write
         self._wrote()
         for row, i in zip(arr, idx):
             self.entity_of(i).set_pose(sapien.Pose(row[:3] + self._origins[i], row[3:]))
