@@ -142,6 +142,8 @@ def make_arm_controller(control_mode: str, qlimits: torch.Tensor, chain: SerialC
         return JointPosController(qlimits, body)
     if control_mode == "pd_joint_delta_pos":
         return JointDeltaPosController(qlimits, body, joint_delta)
+    if control_mode in ("pd_ee_delta_pos", "pd_ee_delta_pose") and chain is None:
+        raise ValueError(f"chain must be the arm's SerialChain for control_mode {control_mode!r}, got None")
     if control_mode == "pd_ee_delta_pos":
         return EEDeltaController(qlimits, body, chain, rotation=False, max_pos=ee_max_pos, max_rot=ee_max_rot)
     if control_mode == "pd_ee_delta_pose":

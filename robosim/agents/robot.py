@@ -53,7 +53,7 @@ class Robot:
         self.tcp_link = spec.tcp_link
         self.view: ArticulationView | None = None
         self.sim: SimScene | None = None
-        self.body: StepMath | None = None   # the step math of the scene's device, chosen at load
+        self.body: StepMath = step_math("cpu")   # the step math of the scene's device, chosen at load
         self._last_tcp: tuple | None = None   # (version, qpos, tcp pose) of the last FK
 
     # -- build ------------------------------------------------------------------------

@@ -88,3 +88,8 @@ def test_the_ik_steps_of_the_bodies_agree_within_1e_9_rad(robot):
     step_numpy = NUMPY.damped_least_squares(jac.numpy(), error.numpy(), DLS_DAMPING)
     assert step_torch.abs().max() > 1e-3    # a real step, not a trivial agreement
     torch.testing.assert_close(step_torch, torch.from_numpy(step_numpy), atol=1e-9, rtol=0)
+
+
+def test_an_end_effector_controller_without_a_chain_is_refused():
+    with pytest.raises(ValueError, match="chain must be the arm's SerialChain.*pd_ee_delta_pose.*None"):
+        make_arm_controller("pd_ee_delta_pose", torch.zeros(7, 2), chain=None)
