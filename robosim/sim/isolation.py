@@ -83,8 +83,9 @@ class IsolatedSimScene(SimScene):
 
     def forget_history(self, env_idx: torch.Tensor | None = None) -> None:
         """Move env_idx's entities into a new PhysX system (same order, same per-scene ids,
-        same render system) and write their physics state back, so nothing of their past
-        survives: env i's future depends only on its current state.
+        same render system), write their physics state back and reset their wake counters
+        (_reset_wake_counters), so nothing of their past survives: env i's future depends
+        only on its current state.
 
         Why (measured, SAPIEN 3.0.3): after a PickCube episode and 40 idle steps, the next
         seeded episode differed from a fresh env's from step 13 on (2 of 16 episodes,
