@@ -96,7 +96,7 @@ class IsolatedSimScene(SimScene):
         for i in ids:
             self._renew_system(i)
         self.read_cache.invalidate()
-        self._reanchor_welds(env_idx)
+        self._written(env_idx)
 
     def _renew_system(self, i: int) -> None:
         index = torch.tensor([i])
@@ -125,7 +125,7 @@ class IsolatedSimScene(SimScene):
             self._wrenches.apply()
         for system in self.systems:
             system.step()
-        self.read_cache.invalidate()
+        self._after_substep()
 
     def close(self) -> None:
         super().close()

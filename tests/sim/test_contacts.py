@@ -168,12 +168,7 @@ def heavy_stack(isolation: str) -> tuple[SimScene, object]:
     return sim, top
 
 
-@pytest.mark.parametrize("isolation", [
-    "shared",
-    pytest.param("separate", marks=pytest.mark.xfail(
-        strict=True, reason="IsolatedSimScene.step and forget_history must call SimScene._after_substep and "
-                            "_written (robosim/sim/isolation.py, the lead's change)")),
-])
+@pytest.mark.parametrize("isolation", ["shared", "separate"])
 def test_control_step_reading_is_the_mean_of_its_substeps(isolation):
     """net_force(body, substeps=k) is the mean of the last k one-substep readings, and it
     starts afresh in the envs a write (forget_history) touched."""
