@@ -13,9 +13,9 @@ again which kind of array it holds:
 
 The two bodies compute the same quantities by different operations (numpy's and
 torch's cos, sin and solves differ in the last bits): they agree within 1e-9 m and
-1e-9 rad in float64 (tests/agents/test_step_math.py), not bit for bit. Each is
-deterministic on its own, and row i of either never depends on the other rows, so env
-i's result is the same bits whatever num_envs is.
+1e-9 rad in float64 (tests/agents/test_step_math.py), not bit for bit. Each gives the
+same bits for the same inputs, and NumpyBody's row i never depends on the other rows,
+so on the CPU env i's result is the same bits whatever num_envs is.
 """
 from __future__ import annotations
 
