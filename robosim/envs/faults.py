@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from robosim.sim.layout import GRID_SPACING
-from robosim.sim.views import QUAT_NORM_TOL
+from robosim.sim.pose_input import QUAT_NORM_TOL
 
 NONE, NON_FINITE, RUNAWAY, OUTSIDE_CELL = 0, 1, 2, 3
 FAULT_NAMES = ("none", "non-finite state", "runaway velocity", "body outside its cell")

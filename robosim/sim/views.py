@@ -5,24 +5,22 @@ writes all of them as one tensor with leading dim N. Every pose is [x, y, z, qw,
 qz] (m, unit quaternion wxyz) in the env's own frame: the env origin from `layout` is
 subtracted on read and added on write, in float32 exactly as PhysX stores it.
 
-On the CPU PhysX backend each read costs one Python call per env (about 1.5 us on the
-project machine, measured with 16 Panda + cube envs): there is no batched CPU API in
-SAPIEN 3.0, so these loops are the floor of per-step overhead. One control step reads
-the same quantity several times (success check, reward, obs, next action), so views
-built by a SimScene keep each read until the physics state may have changed: the
-scene's `ReadCache` is invalidated by every physics step and every write through any
-view that moves something (a drive target moves nothing before the next step). Code
-that writes to the SAPIEN objects directly must call `invalidate()` on it.
+Without a packed read, each read costs one Python call per env (about 1.5 us here: no
+batched CPU API in SAPIEN 3.0). A control step reads the same quantity several times,
+so views keep each read until the scene's `ReadCache` is invalidated: by every physics
+step and every write that moves something. Code that writes to the SAPIEN objects
+directly must call `invalidate()` on it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import sapien
 import torch
 
-from robosim.sim.pose_input import POSE_DIM, QUAT_NORM_TOL, checked_poses  # noqa: F401  (faults imports the tol here)
+from robosim.sim.pose_input import POSE_DIM, checked_poses
 from robosim.sim.properties import BodyProperties, DriveGains
 
 VELOCITY_DIM = 6
@@ -40,10 +38,9 @@ class ReadCache:
 
 
 class _CachedReads:
-    """Mixin: `_read(key, fn)` returns a copy of fn()'s tensor, taken at most once per
-    ReadCache version; `_wrote()` marks the physics state changed. No cache: no reuse.
-    `_packed` (robosim.sim.packed.PackedReads, set by the scene) serves reads from one
-    system-wide pack per step where it can; None: one SAPIEN call per env."""
+    """Mixin: `_read(key, fn)` copies fn()'s tensor, taken at most once per ReadCache
+    version; `_wrote()` marks the physics state changed. `_packed` (sim.packed.PackedReads,
+    set by the scene) serves reads from one pack per step; None: one call per env."""
 
     _cache: ReadCache | None
     _packed = None
@@ -79,6 +76,15 @@ def _pose_array(poses: Sequence[sapien.Pose]) -> np.ndarray:
     return np.array([np.concatenate([p.p, p.q]) for p in poses], dtype=np.float32).reshape(-1, POSE_DIM)
 
 
+def _env_frame_poses(view: Any, key: str, read_per_env: Callable[[], np.ndarray]) -> torch.Tensor:
+    """float32 (N, 7) env-frame poses: the packed `key` rows, else read_per_env() (world)."""
+    out = None if view._packed is None else view._packed.rows(view, key)
+    if out is None:
+        out = read_per_env()
+    out[:, :3] -= view._origins
+    return torch.from_numpy(out)
+
+
 class ActorView(BodyProperties, _CachedReads):
     """N copies of one rigid actor, one per env. `kinematic` actors carry no velocity."""
 
@@ -112,11 +118,7 @@ class ActorView(BodyProperties, _CachedReads):
         return self._read("pose", self._read_pose)
 
     def _read_pose(self) -> torch.Tensor:
-        out = None if self._packed is None else self._packed.rows(self, "pose")
-        if out is None:
-            out = self._read_pose_per_env()
-        out[:, :3] -= self._origins
-        return torch.from_numpy(out)
+        return _env_frame_poses(self, "pose", self._read_pose_per_env)
 
     def _read_pose_per_env(self) -> np.ndarray:
         """float32 (N, 7) world poses, one SAPIEN call per env."""
@@ -277,11 +279,7 @@ class ArticulationView(DriveGains, _CachedReads):
         return self._read("root_pose", self._read_root_pose)
 
     def _read_root_pose(self) -> torch.Tensor:
-        out = None if self._packed is None else self._packed.rows(self, "root_pose")
-        if out is None:
-            out = self._read_root_pose_per_env()
-        out[:, :3] -= self._origins
-        return torch.from_numpy(out)
+        return _env_frame_poses(self, "root_pose", self._read_root_pose_per_env)
 
     def _read_root_pose_per_env(self) -> np.ndarray:
         """float32 (N, 7) world root poses, one SAPIEN call per env."""
