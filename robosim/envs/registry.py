@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
+import torch
 
 from robosim.core.registry import Registry
 from robosim.envs.task import Task
@@ -106,9 +107,9 @@ def make(task_id: str | type[Task] | EnvSpec, **kwargs: Any):
         spec = EnvSpec.from_kwargs(task_id, **kwargs)
     if spec.device is None:
         return BaseEnv(spec)
-    from robosim.envs.device_transfer import DeviceOutputs, check_output_device
+    from robosim.envs.device_transfer import DeviceOutputs
 
-    device = check_output_device(spec.device)      # refused before anything is built
+    device = torch.device(spec.device)      # checked by EnvSpec, before anything is built
     env = BaseEnv(spec)
     if device.type == env.device.type and device.index in (None, env.device.index):
         return env

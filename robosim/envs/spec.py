@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from robosim.envs.checks import check_choice, to_seeds
+from robosim.envs.device_transfer import check_output_device
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES
 from robosim.envs.task import Task
 from robosim.sensors.rig import RigSpec
@@ -143,7 +144,8 @@ class EnvSpec:
                                  f"{list(task.supported_robots)}, got {self.robot!r}")
         check_isolation(self.physics_isolation, resolve_backend(self.sim_backend))
         put(self, "sim_device", _check_device("sim_device", self.sim_device))
-        put(self, "device", _check_device("device", self.device))
+        if self.device is not None:   # refused before the build: a device torch cannot use here
+            put(self, "device", str(check_output_device(self.device)))
         put(self, "seed", _check_seed(self.seed, self.num_envs))
         if not isinstance(self.task_params, dict):
             raise TypeError(f"task_params must be a dict, got {type(self.task_params).__name__}")

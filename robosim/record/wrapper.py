@@ -90,7 +90,8 @@ class RecordEpisode:
     # -- env API -------------------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)   # validates its arguments
-        if self.trajectory is not None and bool(info["reconfigure"].any()):   # a rebuild: record its seeds
+        rebuilt = info.get("reconfigure")   # (N,) bool; absent from envs that never rebuild (Ray eval shards)
+        if self.trajectory is not None and rebuilt is not None and bool(rebuilt.any()):   # record the new seeds
             self.trajectory.header.update(self.env.header())
         idx = (options or {}).get("env_idx")
         env_idx = (torch.arange(self.num_envs) if idx is None

@@ -184,7 +184,12 @@ def test_bad_construction_arguments_fail_before_or_at_build_with_the_worker_name
         robosim.make_vec("NoSuchTask-v0", num_envs=4, workers=2)
     with pytest.raises(ValueError, match=r"autoreset_mode must be a gymnasium.vector.AutoresetMode"):
         robosim.make_vec("PickCube-v1", num_envs=4, workers=2, autoreset_mode="same_step")
-    # an env kwarg only the worker's robosim.make can judge: the remote error, named, before any step
-    with pytest.raises(ValueError, match=r"(?s)worker 0 \(envs 0-1\) raised ValueError: obs_mode must be one "
-                                         r"of .* got 'bogus'.*remote traceback.*ip=.*base_env.py"):
+    # every make() keyword is judged on the driver (robosim.EnvSpec), before any worker starts
+    with pytest.raises(ValueError, match=r"^obs_mode must be one of .* got 'bogus'"):
         robosim.make_vec("PickCube-v1", num_envs=4, workers=2, worker_cpus=WORKER_CPUS, obs_mode="bogus")
+    # what only the worker's build can judge (the device its torch sees): the remote error, named
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match=r"(?s)worker 0 \(envs 0-1\) raised ValueError: sim_device must be "
+                                             r"a device torch can use.*remote traceback.*ip=.*base_env.py"):
+            robosim.make_vec("PickCube-v1", num_envs=4, workers=2, worker_cpus=WORKER_CPUS,
+                             sim_backend="physx_gpu_emulated", sim_device="cuda")

@@ -76,7 +76,7 @@ def test_make_takes_exactly_the_spec():
     ("robot", "r2d2", "robot"),
     ("physics_isolation", "apart", "physics_isolation must be one of"),
     ("sim_device", 3.5, "sim_device must be"),
-    ("device", "gpu9", "device must name a torch device"),
+    ("device", "gpu9", "device must be a torch device name"),
     ("seed", -1, "seed must be >= 0"),
     ("seed", [1, 2, 3], r"seed list must have one seed per env"),
     ("randomization", {"x": object()}, "randomization must be JSON-able"),
