@@ -34,3 +34,29 @@ def seeded_global_generators():
     torch.manual_seed(0)
     np.random.seed(0)
     random.seed(0)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """tmpfs(options) -> a fresh tmpfs directory mounted with those mount options (e.g.
+    "size=96k", "ro,size=64k"), unmounted after the test: a real full or read-only disk.
+    Needs root (CI runs as root: there a missing root fails instead of skipping)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("mounting a tmpfs needs root; CI must run these tests as root")
+        pytest.skip("mounting a tmpfs needs root")
+    mounted = []
+
+    def make(options: str):
+        target = tmp_path / f"fs{len(mounted)}"
+        target.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], check=True)
+        mounted.append(target)
+        return target
+
+    yield make
+    for target in mounted:
+        subprocess.run(["umount", "-l", str(target)], check=False)

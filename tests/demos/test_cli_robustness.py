@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 
 import h5py
 import numpy as np
@@ -86,25 +85,6 @@ def test_a_file_without_episodes_is_refused(tmp_path, capsys):
 
 
 # -- full disk ----------------------------------------------------------------------
-@pytest.fixture
-def tiny_fs(tmp_path):
-    """size -> a fresh tmpfs directory of that size (bytes, whole pages)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mounted = []
-
-    def make(size: int):
-        target = tmp_path / f"fs{len(mounted)}"
-        target.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(target)], check=True)
-        mounted.append(target)
-        return target
-
-    yield make
-    for target in mounted:
-        subprocess.run(["umount", "-l", str(target)], check=False)
-
-
 def _names(directory) -> list[str]:
     return sorted(n for n in os.listdir(directory) if not n.startswith("."))
 
@@ -130,10 +110,10 @@ def dataset(demos, tmp_path_factory):
 
 
 @pytest.mark.parametrize("command", list(FULL_DISK))
-def test_a_full_disk_is_one_error_line_and_no_final_file(demos, dataset, tiny_fs, capsys, command):
+def test_a_full_disk_is_one_error_line_and_no_final_file(demos, dataset, tmpfs, capsys, command):
     size, argv, says, hidden = FULL_DISK[command]
     before = _digest(demos[0])
-    fs = tiny_fs(size)
+    fs = tmpfs(f"size={size}")
     capsys.readouterr()
     code = main(argv(fs, demos[0], dataset))
     line = _one_error_line(capsys, command)

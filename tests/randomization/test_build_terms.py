@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import sapien
 import torch
+from splitmix_reference import reference_mix
 
 import robosim
 from robosim.randomization import register_term
@@ -40,19 +41,7 @@ def _masses(num_envs: int, seed: int, randomization: dict) -> tuple[list[float],
         env.close()
 
 
-_MASK = (1 << 64) - 1
-
-
-def _splitmix(*words: int) -> int:
-    """splitmix64 chained over the words, on Python ints (not robosim's torch code)."""
-    def fin(z):
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
-    h = fin((words[0] + 0x9E3779B97F4A7C15) & _MASK)
-    for w in words[1:]:
-        h = fin((h + (w & _MASK) + 0x9E3779B97F4A7C15) & _MASK)
-    return h
+_splitmix = reference_mix   # splitmix64 on Python ints (tests/randomization/splitmix_reference.py)
 
 
 def _expected_first_build_draw(seed: int, event: str, low: float, high: float) -> float:

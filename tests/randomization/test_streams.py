@@ -4,22 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from splitmix_reference import MASK as _MASK
+from splitmix_reference import reference_mix
 
 from robosim.randomization import EnvRandomStreams
 from robosim.randomization.rng import mix
 
-_MASK = (1 << 64) - 1
-
 
 def _reference_mix(*words: int) -> int:
-    """splitmix64 written out on Python ints (independent of the torch code)."""
-    def fin(z):
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
-    h = fin((words[0] + 0x9E3779B97F4A7C15) & _MASK)
-    for w in words[1:]:
-        h = fin((h + w + 0x9E3779B97F4A7C15) & _MASK)
+    """splitmix64 as robosim's int64 tensors hold it (signed)."""
+    h = reference_mix(*words)
     return h - (1 << 64) if h >> 63 else h
 
 

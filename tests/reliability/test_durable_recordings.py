@@ -27,31 +27,6 @@ EVAL = [sys.executable, "-m", "robosim.cli", "eval", "Reach-v1", "--policy", "ro
         "--video", "run.mp4", "--trajectory", "run.h5"]
 
 
-def _need_root() -> None:
-    if os.geteuid() != 0:
-        if os.environ.get("CI"):
-            pytest.fail("mounting a tiny filesystem needs root; CI must run these tests as root")
-        pytest.skip("mounting a tiny filesystem needs root")
-
-
-@pytest.fixture
-def mount(tmp_path):
-    """mount(options) -> a fresh tmpfs directory mounted with those options."""
-    _need_root()
-    mounted = []
-
-    def make(options: str):
-        target = tmp_path / f"fs{len(mounted)}"
-        target.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], check=True)
-        mounted.append(target)
-        return target
-
-    yield make
-    for target in mounted:
-        subprocess.run(["umount", "-l", str(target)], check=False)
-
-
 def _parts(directory) -> list[str]:
     """Finished episode files in the run's parts directory (empty when there is none)."""
     for name in os.listdir(directory):
@@ -82,8 +57,8 @@ def _one_error_line(stderr: str, command: str = "eval") -> str:
     return lines[0]
 
 
-def test_full_disk_ends_with_one_error_line_and_no_broken_file(mount):
-    directory = mount("size=96k")
+def test_full_disk_ends_with_one_error_line_and_no_broken_file(tmpfs):
+    directory = tmpfs("size=96k")
     result = subprocess.run(EVAL, cwd=directory, capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, (result.returncode, result.stderr[-2000:])    # -11 would be a segfault
     assert "No space left on device" in _one_error_line(result.stderr)
@@ -91,8 +66,8 @@ def test_full_disk_ends_with_one_error_line_and_no_broken_file(mount):
     assert not [n for n in os.listdir(directory) if n.endswith(".partial.mp4")]
 
 
-def test_read_only_directory_is_refused_before_anything_runs(mount):
-    directory = mount("ro,size=64k")
+def test_read_only_directory_is_refused_before_anything_runs(tmpfs):
+    directory = tmpfs("ro,size=64k")
     result = subprocess.run(EVAL, cwd=directory, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2
     assert "must be in a writable directory" in _one_error_line(result.stderr)
