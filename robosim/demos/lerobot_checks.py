@@ -8,11 +8,11 @@ was given. `resimulate` re-runs an episode's actions from its first recorded sta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from robosim.demos import lerobot_format as fmt
+from robosim.envs.checks import is_int
 
 HEADER_KEYS = ("robosim_version", "task_id", "num_envs", "state_dim", "action_dim", "sim_backend", "control_mode")
 ROBOSIM_ROW_FIELDS = ("robosim/final_state", "robosim/seed", "robosim/env_index", "robosim/complete")
@@ -27,9 +27,6 @@ class EpisodeFrames:
     end: int
     row: dict
 
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def check_info(data: fmt.DatasetFiles, where: str) -> None:
@@ -67,7 +64,7 @@ def robosim_header(data: fmt.DatasetFiles, where: str) -> dict | None:
     if meta["task_id"] not in list_tasks():
         raise ValueError(f"{path} 'task_id' must be one of {list_tasks()}, got {meta['task_id']!r}")
     for key in ("num_envs", "state_dim", "action_dim"):
-        if not _is_int(meta[key]) or meta[key] < 1:
+        if not is_int(meta[key]) or meta[key] < 1:
             raise ValueError(f"{path} {key!r} must be a positive int, got {meta[key]!r}")
     if not isinstance(meta[spec_key], dict):
         raise ValueError(f"{path} {spec_key!r} must be a dict, got {type(meta[spec_key]).__name__}")
@@ -132,11 +129,11 @@ def episode_frames(data: fmt.DatasetFiles, header: dict | None, where: str) -> l
     for row, file in zip(data.rows, data.row_files):
         at = f"{where} {file} episode {row.get('episode_index')!r}"
         k = row.get("episode_index")
-        if not _is_int(k) or k < 0 or k in seen:
+        if not is_int(k) or k < 0 or k in seen:
             raise ValueError(f"{at} field 'episode_index' must be a new int >= 0, got {k!r}")
         seen.add(k)
         lo, hi = row.get("dataset_from_index"), row.get("dataset_to_index")
-        if not _is_int(lo) or not _is_int(hi) or not 0 <= lo < hi:
+        if not is_int(lo) or not is_int(hi) or not 0 <= lo < hi:
             raise ValueError(f"{at} fields 'dataset_from_index', 'dataset_to_index' must be ints with "
                              f"0 <= from < to, got {lo!r}, {hi!r}")
         if hi > frames:
@@ -169,9 +166,9 @@ def _check_robosim_row(row: dict, header: dict, at: str) -> None:
                          f"{final.shape}")
     if not np.isfinite(final.astype(np.float64)).all():
         raise ValueError(f"{at} field 'robosim/final_state' must be finite, got a NaN or inf")
-    if not _is_int(row["robosim/seed"]) or row["robosim/seed"] < -1:
+    if not is_int(row["robosim/seed"]) or row["robosim/seed"] < -1:
         raise ValueError(f"{at} field 'robosim/seed' must be an int >= -1, got {row['robosim/seed']!r}")
-    if not _is_int(row["robosim/env_index"]) or not 0 <= row["robosim/env_index"] < header["num_envs"]:
+    if not is_int(row["robosim/env_index"]) or not 0 <= row["robosim/env_index"] < header["num_envs"]:
         raise ValueError(f"{at} field 'robosim/env_index' must be an int in [0, {header['num_envs'] - 1}], "
                          f"got {row['robosim/env_index']!r}")
 

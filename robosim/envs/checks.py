@@ -50,7 +50,8 @@ def _all_finite(value: torch.Tensor) -> bool:
 MAX_SEED = 2**63 - 1   # seeds are stored as int64
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """An int or numpy integer, not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -58,7 +59,7 @@ def to_env_index(name: str, value: Any, num_envs: int, device: torch.device) -> 
     """Validate a set of env indices: 1-D ints in [0, num_envs), non-empty, no duplicates.
     A list/tuple must hold ints (no bools or floats: they would be cast silently)."""
     if isinstance(value, (list, tuple, range)):
-        bad = [v for v in value if not _is_int(v)]
+        bad = [v for v in value if not is_int(v)]
         if bad:
             raise ValueError(f"{name} must hold ints (env indices), got {bad[0]!r} ({type(bad[0]).__name__})")
         value = torch.as_tensor([int(v) for v in value], dtype=torch.int64)
@@ -99,13 +100,13 @@ def to_seeds(name: str, seed: Any, env_idx: torch.Tensor) -> list[int] | None:
         return None
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int, a list of ints or None, got {seed!r}")
-    if _is_int(seed):
+    if is_int(seed):
         seeds = [int(seed) + int(i) for i in env_idx.tolist()]
     elif isinstance(seed, (list, tuple, np.ndarray, torch.Tensor)):
         if isinstance(seed, (np.ndarray, torch.Tensor)) and seed.ndim != 1:
             raise ValueError(f"{name} array must be 1-D, got shape {tuple(seed.shape)}")
         values = seed.tolist() if hasattr(seed, "tolist") else list(seed)
-        bad = [s for s in values if not _is_int(s)]
+        bad = [s for s in values if not is_int(s)]
         if bad:
             raise TypeError(f"{name} list must hold ints, got {bad[0]!r} ({type(bad[0]).__name__})")
         seeds = [int(s) for s in values]

@@ -15,10 +15,9 @@ import dataclasses
 import json
 from typing import Any
 
-import numpy as np
 import torch
 
-from robosim.envs.checks import check_choice, to_seeds
+from robosim.envs.checks import check_choice, is_int, to_seeds
 from robosim.envs.device_transfer import check_output_device
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES
 from robosim.envs.task import Task
@@ -30,9 +29,6 @@ REWARD_MODES = ("dense", "normalized_dense", "sparse", "none")
 RENDER_MODES = ("rgb_array", "sensors")
 SPEC_FORMAT_VERSION = 1
 
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _check_json(name: str, value: Any) -> Any:
@@ -50,7 +46,7 @@ def _check_seed(value: Any, num_envs: int) -> int | list[int] | None:
     """make()'s build seed as stored: an int stays an int (env i gets seed + i), a list
     becomes a list of ints, one per env (robosim.envs.checks.to_seeds checks both)."""
     seeds = to_seeds("seed", value, torch.arange(num_envs))
-    return None if seeds is None else (int(value) if _is_int(value) else seeds)
+    return None if seeds is None else (int(value) if is_int(value) else seeds)
 
 
 def _check_device(name: str, value: Any) -> str | None:
@@ -103,7 +99,7 @@ class EnvSpec:
     def __post_init__(self) -> None:
         task = _task_class(self.task_id)
         put = object.__setattr__   # frozen: normalize once, here
-        if not _is_int(self.num_envs) or self.num_envs < 1:
+        if not is_int(self.num_envs) or self.num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {self.num_envs!r}")
         put(self, "num_envs", int(self.num_envs))
         check_choice("obs_mode", self.obs_mode, OBS_MODES)
@@ -116,15 +112,15 @@ class EnvSpec:
         if self.render_mode is not None:
             check_choice("render_mode", self.render_mode, RENDER_MODES)
         if self.max_episode_steps is not None:
-            if not _is_int(self.max_episode_steps) or self.max_episode_steps < 1:
+            if not is_int(self.max_episode_steps) or self.max_episode_steps < 1:
                 raise ValueError(f"max_episode_steps must be a positive int or None, got {self.max_episode_steps!r}")
             put(self, "max_episode_steps", int(self.max_episode_steps))
         freq = 0 if self.reconfiguration_freq is None else self.reconfiguration_freq   # ManiSkill3: None = never
-        if not _is_int(freq) or freq < 0:
+        if not is_int(freq) or freq < 0:
             raise ValueError(f"reconfiguration_freq must be an int >= 0, got {self.reconfiguration_freq!r}")
         put(self, "reconfiguration_freq", int(freq))
         size = self.render_size
-        if (not isinstance(size, (tuple, list)) or len(size) != 2 or not all(_is_int(v) and v > 0 for v in size)):
+        if (not isinstance(size, (tuple, list)) or len(size) != 2 or not all(is_int(v) and v > 0 for v in size)):
             raise ValueError(f"render_size must be (width, height) positive ints, got {size!r}")
         put(self, "render_size", (int(size[0]), int(size[1])))
         for name in ("sensor_configs", "render_camera", "randomization"):
