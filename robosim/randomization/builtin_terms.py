@@ -11,6 +11,7 @@ observation_noise and action_noise in the units of the leaf or action they pertu
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import torch
 
@@ -78,14 +79,9 @@ def _materials(target, event, env_idx, values, slot: int) -> None:
         view.set_materials(i, materials)
 
 
-@register_term("friction", kinds=("object",), modes=ALL_MODES, lower=0.0)
-def friction(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-    _materials(target, event, env_idx, values, 0)
-
-
-@register_term("restitution", kinds=("object",), modes=ALL_MODES, lower=0.0)
-def restitution(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-    _materials(target, event, env_idx, values, 2)
+# friction (static and dynamic together) and restitution: slots of the material triple
+for _name, _slot in (("friction", 0), ("restitution", 2)):
+    register_term(_name, kinds=("object",), modes=ALL_MODES, lower=0.0)(functools.partial(_materials, slot=_slot))
 
 
 def _damping(target, event, env_idx, values, k: int) -> None:
@@ -98,14 +94,9 @@ def _damping(target, event, env_idx, values, k: int) -> None:
             view.set_damping(i, *current)
 
 
-@register_term("linear_damping", kinds=("object",), modes=ALL_MODES, lower=0.0)
-def linear_damping(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-    _damping(target, event, env_idx, values, 0)
-
-
-@register_term("angular_damping", kinds=("object",), modes=ALL_MODES, lower=0.0)
-def angular_damping(target, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
-    _damping(target, event, env_idx, values, 1)
+# linear and angular damping: the two entries of the body's damping pair
+for _name, _k in (("linear_damping", 0), ("angular_damping", 1)):
+    register_term(_name, kinds=("object",), modes=ALL_MODES, lower=0.0)(functools.partial(_damping, k=_k))
 
 
 @register_term("color", kinds=("object",), modes=ALL_MODES, dim=3, lower=0.0)
