@@ -4,7 +4,8 @@
 #   2. torch (CPU build pinned to 2.13.0 when no CUDA GPU is present),
 #   3. robosim and its dependencies (editable) plus test extras,
 #   4. a Vulkan driver SAPIEN accepts: lavapipe from Mesa >= 24.3 when no GPU driver
-#      is present (Debian 12: from bookworm-backports).
+#      is present (Debian 12: from bookworm-backports),
+#   5. Debian's chromium, which the viewer's browser test (tests/view) drives headless.
 # Re-running is cheap: each step checks before it installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,5 +83,16 @@ SRCEOF
     log "ERROR: SAPIEN still finds no rendering device (Mesa must be >= 24.3; have $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || echo none))"
     exit 1
   fi
+fi
+
+# ---- 5. chromium for the viewer's browser test ---------------------------------------
+if command -v chromium >/dev/null 2>&1; then
+  log "chromium found"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  log "installing Debian's chromium (tests/view/test_browser.py loads the viewer in it)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+else
+  log "WARNING: no chromium and no root/apt-get: tests/view/test_browser.py will fail until chromium is installed"
 fi
 log "ready: $VENV"

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "robosim"
 LAYERS = ("core", "sim", "agents", "randomization", "sensors", "envs", "vector", "record", "demos", "rollout",
-          "distributed", "bench", "cli")
+          "distributed", "bench", "view", "cli")
 EXEMPT = ("__init__.py", "__main__.py")   # robosim/<these>: the top of the package
 TOP_IMPORTERS = ("cli", "view")           # folders above the public API: may import `robosim` itself
 

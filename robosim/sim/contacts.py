@@ -209,3 +209,19 @@ class Contacts:
         n1, n2 = f1.norm(dim=1), f2.norm(dim=1)
         cos = (f1 * f2).sum(dim=1) / (n1 * n2).clamp_min(1e-12)
         return (n1 >= min_force) & (n2 >= min_force) & (cos <= float(np.cos(np.radians(min_angle_deg))) + 1e-6)
+
+    def points(self) -> list[np.ndarray]:
+        """Per env i, float32 (P_i, 6): every contact point of the last substep, its position
+        (m, env i's frame) then the force on the pair's first body (N, impulse * sim_freq).
+        A point belongs to the env whose cell holds it (cells are GRID_SPACING apart)."""
+        self._sim.check_open("sim.contacts")
+        origins = np.asarray(self._sim.origins, np.float64)
+        rows: list[list[np.ndarray]] = [[] for _ in range(len(origins))]
+        scale = float(self._sim.sim_freq)
+        for system in self._systems():
+            for contact in system.get_contacts():
+                for p in contact.points:
+                    pos = np.asarray(p.position, np.float64)
+                    i = int(np.argmin(((origins[:, :2] - pos[:2]) ** 2).sum(axis=1)))
+                    rows[i].append(np.concatenate([pos - origins[i], np.asarray(p.impulse, np.float64) * scale]))
+        return [np.array(r, np.float32).reshape(-1, 6) for r in rows]
