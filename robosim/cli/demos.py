@@ -36,7 +36,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     make = _make(args)
     report = generate_demos(args.task, args.num, args.out, control_mode=args.control_mode, obs_mode=args.obs_mode,
                             num_envs=args.num_envs, seed=args.seed, max_tries=args.max_tries,
-                            sensor_configs=_sensor_configs(args.sensor_size), progress=True, **make)
+                            sensor_configs=_sensor_configs(args.sensor_size), action_noise=args.action_noise,
+                            progress=True, **make)
     print(report.summary())
     return 1 if report.cap_hit else 0
 
@@ -95,6 +96,9 @@ def add_demos_command(sub) -> None:
                                                        "unused seeds (default: 0)")
     g.add_argument("--max-tries", type=int, default=None,
                    help="cap on episodes tried before giving up (default: 3 * N + num-envs)")
+    g.add_argument("--action-noise", type=float, default=0.0, metavar="SIGMA",
+                   help="DART: add Gaussian noise of std SIGMA (action units) to every executed action, "
+                        "seeded by each episode's seed; the clean scripted action is recorded (default: 0)")
     add_make_options(g)
     g.set_defaults(func=cmd_generate)
 

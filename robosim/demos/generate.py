@@ -12,10 +12,22 @@ so, and the file holds the episodes kept until then).
 The file is robosim.record.trajectory's layout (written through RecordEpisode, so
 every finished episode is durable at once) plus one root attribute `demos` (JSON):
   task, robot, control_mode, obs_mode, task_params, randomization (the event spec),
-  num_envs, seed, requested, max_tries, kept, tried, successes, cap_hit, generator.
+  num_envs, seed, requested, max_tries, kept, tried, successes, cap_hit, generator,
+  action_noise.
 Each episode's seed is its group's `seed` attribute. Every written episode carries the
 header, `demos` included (kept, tried and successes as of that episode), so a file
-`robosim recover` makes of an interrupted run has it too. Camera obs modes are added
+`robosim recover` makes of an interrupted run has it too.
+
+DART (`action_noise` SIGMA > 0; Laskey et al. 2017): every executed action is the
+scripted (clean) action plus Gaussian noise N(0, SIGMA^2) on every dimension (the env
+clips the sum to the action box), while the file records the clean action, so a
+learner is taught how the expert recovers from the states the noise leads to. The
+noise of an episode comes from its seed alone (`episode_noise`), so
+`executed_actions(episode, sigma)` re-creates what was executed (the recorded states
+are the executed run's; `robosim replay --mode actions` of the clean actions does not
+reproduce them, `--mode states` does).
+
+Camera obs modes are added
 after the run from the recorded states (robosim.demos.render), replacing the file
 atomically; their sensor_configs are checked before the run starts. Interrupted
 (Ctrl-C, SIGTERM): no file appears under `out`; the finished episodes stay in
@@ -23,9 +35,11 @@ atomically; their sensor_configs are checked before the run starts. Interrupted
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from robosim.demos.recorder import DemoRecorder
@@ -85,10 +99,11 @@ class GenerateReport:
 
 def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, control_mode: str | None = None,
                    obs_mode: str = "state", task_params: dict | None = None, num_envs: int = 4, seed: int = 0,
-                   max_tries: int | None = None, sensor_configs: dict | None = None,
+                   max_tries: int | None = None, sensor_configs: dict | None = None, action_noise: float = 0.0,
                    progress: bool = False) -> GenerateReport:
     """Write `num` successful scripted episodes of `task` to `out` (.h5); see the module
     docstring. max_tries: cap on episodes tried (default 3 * num + num_envs).
+    action_noise: DART noise std (action units) added to the executed actions, >= 0.
     Every argument is checked (ValueError/TypeError naming it) before anything is built
     or written."""
     check_task("task", task)
@@ -96,6 +111,9 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
     check_count("num_envs", num_envs)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    if isinstance(action_noise, bool) or not isinstance(action_noise, (int, float)) or not 0 <= action_noise < math.inf:
+        raise ValueError(f"action_noise (--action-noise) must be a number >= 0 (std in action units), "
+                         f"got {action_noise!r}")
     max_tries = 3 * num + num_envs if max_tries is None else max_tries
     check_count("max_tries", max_tries, minimum=num)
     task_cls = get_task(task)
@@ -121,7 +139,8 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
 
     config = dict(task=task, robot=report.robot, control_mode=control_mode, obs_mode=obs_mode,
                   task_params=task_params, randomization=env.randomization.spec, num_envs=num_envs, seed=seed,
-                  requested=num, max_tries=max_tries, generator="robosim demos generate")
+                  requested=num, max_tries=max_tries, generator="robosim demos generate",
+                  action_noise=float(action_noise))
 
     def keep(episode: Episode) -> bool:
         report.tried += 1
@@ -142,7 +161,7 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
         raise
     start = time.perf_counter()
     try:
-        _run(recorder, policy, report, seed, progress)
+        _run(recorder, policy, report, seed, float(action_noise), progress)
         report.seconds = time.perf_counter() - start
         recorder.trajectory.header["demos"] = _demos_header(config, report)
     except BaseException:   # Ctrl-C, SIGTERM, an error: finished episodes stay recoverable, no final file
@@ -177,17 +196,41 @@ def _check_sensor_configs(task: str, obs_mode: str, sensor_configs: dict | None)
                          f"{sensor_configs!r}: {err}") from None
 
 
-def _run(recorder: DemoRecorder, policy, report: GenerateReport, seed: int, progress: bool) -> None:
+def episode_noise(seed: int) -> np.random.Generator:
+    """The DART noise stream of the episode reset with `seed`: its t-th
+    standard_normal(A) draw, times sigma, is added to its t-th action."""
+    return np.random.default_rng([seed, 0xDA27])
+
+
+def executed_actions(episode: Episode, sigma: float) -> np.ndarray:
+    """float32 (T, A): the actions `generate_demos(action_noise=sigma)` executed in
+    `episode` (its recorded clean actions plus its seed's noise; the env clips them)."""
+    if sigma == 0:
+        return episode.actions
+    rng = episode_noise(episode.seed)
+    noise = np.stack([rng.standard_normal(episode.actions.shape[1]) for _ in range(episode.length)])
+    return episode.actions + (sigma * noise).astype(np.float32)
+
+
+def _run(recorder: DemoRecorder, policy, report: GenerateReport, seed: int, sigma: float, progress: bool) -> None:
     """Step the scripted policy until report.requested episodes are kept or the cap is hit."""
     from tqdm import tqdm
 
     n = recorder.num_envs
     active = torch.ones(n, dtype=torch.bool)
     started, next_seed = n, seed + n
+    noise = [episode_noise(seed + i) for i in range(n)]
     recorder.reset(seed=seed)
     with tqdm(total=report.requested, desc=f"demos {report.task}", unit="demo", disable=not progress) as bar:
         while report.kept < report.requested:
-            _, _, terminated, truncated, _ = recorder.step(policy())
+            clean = policy()
+            if sigma:
+                draws = np.stack([rng.standard_normal(clean.shape[1]) for rng in noise])
+                executed = clean.cpu() + torch.from_numpy((sigma * draws).astype(np.float32))
+                _, _, terminated, truncated, _ = recorder.step(executed.to(clean.device))
+                recorder.relabel_actions(clean.detach().cpu().float().numpy())
+            else:
+                _, _, terminated, truncated, _ = recorder.step(clean)
             done = ((terminated | truncated).cpu() & active).nonzero().flatten().tolist()
             if not done:
                 continue
@@ -205,6 +248,8 @@ def _run(recorder: DemoRecorder, policy, report: GenerateReport, seed: int, prog
                 break
             if restart:
                 recorder.start(restart, list(range(next_seed, next_seed + len(restart))))
+                for j, i in enumerate(restart):
+                    noise[i] = episode_noise(next_seed + j)
                 started += len(restart)
                 next_seed += len(restart)
 

@@ -7,6 +7,8 @@ adds what a demonstration file needs:
 - `finish(env_idx)` ends episodes without resetting their envs;
 - `start(env_idx, seeds, first_states)` begins episodes, with the recorded first state
   written back where a seeded reset does not reproduce it;
+- `relabel_actions(actions)` records other actions than the executed ones for the last
+  step (the clean expert action of a noisy DART step);
 - running (unfinished) episodes are never written, and `abandon()` stops without
   merging: the finished episodes stay in the parts directory for `robosim recover`,
   and nothing appears under the final name.
@@ -65,6 +67,13 @@ class DemoRecorder(RecordEpisode):
                                env_idx=torch.tensor([i for i, _ in differ]))
             for i, row in differ:
                 self._running[i].states[0] = np.asarray(row, np.float32)
+
+    def relabel_actions(self, actions: np.ndarray) -> None:
+        """Record `actions` (N, A) as the last step's actions of the running episodes instead
+        of the ones executed (DART demos: the executed action is noisy, the label is clean)."""
+        for i, run in enumerate(self._running):
+            if run is not None and run.actions:
+                run.actions[-1] = np.asarray(actions[i], np.float32)
 
     def abandon(self) -> None:
         """Stop recording without a final file: finished episodes stay in the parts
