@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.core.rotations import matvec3, quat_to_matrix, quat_yaw, yaw_quat
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
@@ -47,7 +48,9 @@ class OpenDrawerTask(Task):
     instruction = "Pull the cabinet's drawer open by its handle."
     max_episode_steps = 100
     max_dense_reward = 3.0
-    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
+    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.03,
+                            workspace=((-0.23, -0.1, 0.25), (0.05, 0.1, 0.29)))   # handle, pulled out 0.225 m
+    scripted_success = {"panda": 1.0, "xarm7": 1.0}   # docs/robots.md
     # from the robot's side, to the front-left of the cabinet: the handle and the drawer's travel
     human_camera = dict(target_position=(0.05, 0.0, 0.2), distance=1.0, yaw=-60.0, pitch=-25.0)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy
 from robosim_tasks.common import GoalPointMixin, build_cube, place_on_ground
@@ -25,7 +26,9 @@ GOAL_THRESHOLD = 0.025
 @register_task("PickCube-v1")
 class PickCubeTask(GoalPointMixin, Task):
     instruction = "Pick up the cube and hold it at the goal position."
-    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
+    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+                            workspace=((-0.1, -0.1, 0.02), (0.1, 0.1, 0.32)))   # cube and goal region
+    scripted_success = {"panda": 1.0, "xarm7": 0.943}   # docs/robots.md
     max_episode_steps = 50
     max_dense_reward = 5.0
     parameters = {"cube_half_size": CUBE_HALF}

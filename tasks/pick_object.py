@@ -19,6 +19,7 @@ import numpy as np
 import torch
 import trimesh
 
+from robosim.agents import Requirements
 from robosim.core.rotations import yaw_quat
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy
@@ -55,9 +56,9 @@ class PickObjectTask(Task):
     max_episode_steps = 60
     max_dense_reward = 2.0
     randomizes_build = True
-    # scripted yield 100% on both over 50 demos (robosim.demos.measure yield); koch and
-    # so100 stall in the descent (0% / 45%), so they are not offered
-    supported_robots = ("panda", "xarm7")
+    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.065,   # objects up to 6 cm across
+                            workspace=((-0.1, -0.1, 0.015), (0.1, 0.1, 0.15)))
+    scripted_success = {"panda": 1.0, "xarm7": 1.0, "so100": 0.446, "koch": 0.0}   # docs/robots.md
     parameters = {"pool_size": 4, "lift_height": 0.08}
     human_camera = {"target_position": (0.0, 0.0, 0.05), "distance": 0.9, "pitch": -35.0}
 

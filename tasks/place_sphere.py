@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy
 from robosim.sim import Box, RigidObject, Sphere
@@ -57,7 +58,9 @@ def bin_shapes(color) -> list[Box]:
 @register_task("PlaceSphere-v1")
 class PlaceSphereTask(Task):
     instruction = "Pick up the sphere and place it in the bin."
-    supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
+    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+                            workspace=((-0.1, -0.1, 0.02), (0.1, 0.1, 0.1)))   # sphere and bin
+    scripted_success = {"panda": 1.0, "xarm7": 1.0}   # docs/robots.md
     max_episode_steps = 50
     max_dense_reward = 13.0
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim_tasks.common import CubeToGoalMixin, build_cube, place_on_ground
@@ -37,7 +38,9 @@ PULL_OFFSET = 0.03     # the pull pose: this far beyond the cube's +x face (m)
 class PullCubeTask(CubeToGoalMixin, Task):
     instruction = "Pull the cube toward you into the goal region."
     goal_radius = GOAL_RADIUS
-    supported_robots = ("panda", "xarm7")   # scripted >= 80% (docstring)
+    # workspace: beyond the cube to the goal
+    requires = Requirements(min_arm_dof=3, workspace=((-0.3, -0.1, 0.02), (0.15, 0.1, 0.1)))
+    scripted_success = {"panda": 1.0, "xarm7": 0.864}   # docs/robots.md
     max_episode_steps = 50
     max_dense_reward = 3.0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim_tasks.common import CubeToGoalMixin, build_cube, place_on_ground
@@ -25,7 +26,9 @@ PUSH_DISTANCE = 0.2
 class PushCubeTask(CubeToGoalMixin, Task):
     instruction = "Push the cube forward into the goal region."
     goal_radius = GOAL_RADIUS
-    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
+    # workspace: behind the cube, until it is within the goal radius
+    requires = Requirements(min_arm_dof=3, workspace=((-0.15, -0.1, 0.02), (0.2, 0.1, 0.1)))
+    scripted_success = {"panda": 1.0, "xarm7": 0.862, "so100": 0.625, "koch": 0.469}   # docs/robots.md
     max_episode_steps = 50
     max_dense_reward = 3.0
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy
 from robosim_tasks.common import build_cube, place_on_ground
@@ -28,7 +29,9 @@ MIN_SEPARATION = 0.1
 @register_task("StackCube-v1")
 class StackCubeTask(Task):
     instruction = "Stack the red cube on top of the green cube."
-    supported_robots = ("panda", "xarm7")   # 6+ DOF arms with a parallel gripper (scripted >= 80%)
+    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+                            workspace=((-0.1, -0.1, 0.02), (0.1, 0.1, 0.1)))   # both cubes, carried above B
+    scripted_success = {"panda": 1.0, "xarm7": 0.877}   # docs/robots.md
     max_episode_steps = 80
     max_dense_reward = 6.0
 

@@ -18,13 +18,14 @@ and exactly 0 on the success step. Sparse: -1 per step, 0 on success (the Task d
 No task state beyond the physics. Scripted solution (`solution_policy`, pd_ee_delta_pose):
 pick A, set it 5.2 cm from B across the jaws, pick C, set it on the pair's apex.
 Measured over 64 seeded episodes (robosim eval --episodes 64 --num-envs 16): panda
-100%, xarm7 100%; both are in supported_robots."""
+100%, xarm7 100%."""
 from __future__ import annotations
 
 import math
 
 import torch
 
+from robosim.agents import Requirements
 from robosim.core.rotations import quat_to_matrix, quat_yaw
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
@@ -39,7 +40,9 @@ SIDE_GAP = 0.052        # A-B centre distance the reward and the scripted placem
 @register_task("StackPyramid-v1")
 class StackPyramidTask(Task):
     instruction = "Put the red cube next to the green cube, then the blue cube on top of both."
-    supported_robots = ("panda", "xarm7")   # scripted >= 80% over 64 seeded episodes
+    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+                            workspace=((-0.1, -0.2, 0.02), (0.1, 0.2, 0.12)))   # three cubes, carry height
+    scripted_success = {"panda": 1.0, "xarm7": 1.0}   # docs/robots.md
     max_episode_steps = 160
     max_dense_reward = 10.0
 

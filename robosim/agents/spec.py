@@ -96,6 +96,9 @@ class RobotSpec:
     disable_gravity: bool = True   # PD drives hold a pose exactly, like gravity compensation
     tool: ToolMount | None = None
     joint_gains: tuple[JointGains, ...] = ()   # per-group gain overrides (no joint in two groups)
+    # m, the TCP's reach from the first arm joint (e.g. a datasheet's); None: an upper bound
+    # computed from the URDF chain (robosim.agents.capabilities)
+    reach: float | None = None
     description: str = ""
 
     @property

@@ -5,9 +5,10 @@
     python -m robosim.demos.measure timing --task PickCube-v1 --num 1000 --runs 3
     python -m robosim.demos.measure failures --task PushCube-v1 --robot xarm7 --num 100
 
-yield: for each task, its default robot and every other robot it supports (all
-registered robots when Task.supported_robots is None), `generate_demos` of --num
-demos; prints kept, tried and yield. convert: --num demos per task (default robot),
+yield: for each task, its default robot and every other registered robot whose
+capabilities meet the task's `requires` (robosim.envs.task.robots_for_task; --robot
+picks some), `generate_demos` of --num demos; prints kept, tried and yield, then a
+tasks x robots markdown table. convert: --num demos per task (default robot),
 converted to each other control mode and from pd_joint_pos back to pd_ee_delta_pose;
 prints success % and median final pose/state errors. timing: wall time of
 `generate_demos` for --num demos, median of --runs runs. failures: --num scripted
@@ -25,24 +26,27 @@ import tempfile
 
 import numpy as np
 
-from robosim.agents import CONTROL_MODES, get_robot_spec, list_robots
+from robosim.agents import CONTROL_MODES, get_robot_spec
 from robosim.core.atomic import write_bytes_atomic
 from robosim.demos.convert import convert_demos
 from robosim.demos.generate import generate_demos
 from robosim.envs import get_task, list_tasks, make
+from robosim.envs.task import robots_for_task
 
 
 def robots_of(task: str) -> list[str]:
-    """The task's default robot first, then the other robots it supports."""
+    """The task's default robot first, then the other registered robots that have what
+    the task needs."""
     cls = get_task(task)
-    others = cls.supported_robots if cls.supported_robots is not None else list_robots()
-    return [cls.default_robot] + [r for r in others if r != cls.default_robot]
+    if getattr(cls, "robot_slots", None):   # several robots: their defaults, as one row
+        return [cls.default_robot]
+    return [cls.default_robot] + [r for r in robots_for_task(cls) if r != cls.default_robot]
 
 
-def measure_yield(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[dict]:
+def measure_yield(num: int, num_envs: int, tasks: list[str], tmp: str, robots: list[str] | None = None) -> list[dict]:
     rows = []
     for task in tasks:
-        for robot in robots_of(task):
+        for robot in [r for r in robots_of(task) if robots is None or r in robots]:
             modes = get_robot_spec(robot).control_modes
             mode = get_task(task).default_control_mode
             mode = mode if mode in modes else "pd_ee_delta_pos"   # e.g. 5-DOF arms: no orientation control
@@ -56,6 +60,22 @@ def measure_yield(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[d
                                  successes=report.successes, cap_hit=report.cap_hit, seconds=report.seconds))
             print(json.dumps(rows[-1]), flush=True)
     return rows
+
+
+def yield_table(rows: list[dict]) -> str:
+    """Markdown table of measure_yield's rows: tasks down, robots across, each cell
+    "successes/tried (control mode)"; "-" for a pair not measured (the robot lacks what
+    the task needs, or was not asked for)."""
+    robots = sorted({r["robot"] for r in rows})
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    cell = {}
+    for r in rows:
+        short = r["control_mode"].replace("pd_ee_delta_", "")
+        cell[r["task"], r["robot"]] = (f"error ({short})" if "error" in r else
+                                       f"{r['successes']}/{r['tried']} ({short})")
+    lines = ["| task | " + " | ".join(robots) + " |", "|---" * (len(robots) + 1) + "|"]
+    lines += [f"| {t} | " + " | ".join(cell.get((t, rb), "-") for rb in robots) + " |" for t in tasks]
+    return "\n".join(lines)
 
 
 def measure_convert(num: int, num_envs: int, tasks: list[str], tmp: str) -> list[dict]:
@@ -124,18 +144,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--num", type=int, default=50, help="demos per task (default: 50)")
     p.add_argument("--num-envs", type=int, default=4, help="parallel envs (default: 4)")
     p.add_argument("--task", action="append", default=None, help="task id (repeatable; default: every task)")
-    p.add_argument("--robot", default=None, help="failures: robot (default: the task's)")
+    p.add_argument("--robot", action="append", default=None,
+                   help="yield: only these robots (repeatable); failures: the robot (default: the task's)")
     p.add_argument("--runs", type=int, default=3, help="timing runs (default: 3)")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = p.parse_args(argv)
     tasks = args.task or list_tasks()
     with tempfile.TemporaryDirectory() as tmp:
         if args.what == "yield":
-            rows = measure_yield(args.num, args.num_envs, tasks, tmp)
+            rows = measure_yield(args.num, args.num_envs, tasks, tmp, args.robot)
+            print(yield_table(rows), flush=True)
         elif args.what == "convert":
             rows = measure_convert(args.num, args.num_envs, tasks, tmp)
         elif args.what == "failures":
-            rows = measure_failures(tasks[0], args.robot, args.num, args.num_envs)
+            rows = measure_failures(tasks[0], (args.robot or [None])[0], args.num, args.num_envs)
         else:
             rows = measure_timing(tasks[0], args.num, args.num_envs, args.runs, tmp)
     if args.json:

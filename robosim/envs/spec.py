@@ -20,7 +20,7 @@ import torch
 from robosim.envs.checks import check_choice, is_int, to_seeds
 from robosim.envs.device_transfer import check_output_device
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES
-from robosim.envs.task import Task
+from robosim.envs.task import Task, check_robot_for_task
 from robosim.sensors.rig import RigSpec
 from robosim.sim import SIM_BACKENDS, PhysicsConfig, resolve_backend
 from robosim.sim.isolation import check_isolation
@@ -131,13 +131,8 @@ class EnvSpec:
         self.rig_spec()   # sensor_configs, render_camera, render_size, render_lod
         if self.physics is not None and not isinstance(self.physics, PhysicsConfig):
             raise TypeError(f"physics must be a robosim.sim.PhysicsConfig or None, got {type(self.physics).__name__}")
-        if self.robot is not None:
-            from robosim.agents import get_robot_spec
-
-            get_robot_spec(self.robot)   # ValueError listing the known robots
-            if task.supported_robots is not None and self.robot not in task.supported_robots:
-                raise ValueError(f"robot must be one that {task.__name__} supports, one of "
-                                 f"{list(task.supported_robots)}, got {self.robot!r}")
+        if self.robot is not None:   # ValueError naming an unknown robot or what it lacks for the task
+            check_robot_for_task(task, self.robot)
         check_isolation(self.physics_isolation, resolve_backend(self.sim_backend))
         put(self, "sim_device", _check_device("sim_device", self.sim_device))
         if self.device is not None:   # refused before the build: a device torch cannot use here

@@ -27,12 +27,23 @@ Register a task with `@robosim.register_task("MyTask-v1")` or through the
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from robosim.agents import DEFAULT_ROBOT, Robot
+from robosim.agents import (
+    DEFAULT_ROBOT,
+    Capabilities,
+    Requirements,
+    Robot,
+    RobotSpec,
+    get_robot_spec,
+    list_robots,
+    robot_capabilities,
+)
+from robosim.core.deprecation import REMOVED_IN
 from robosim.envs.context import TaskContext
 from robosim.randomization import BatchRandom
 from robosim.sensors.camera import CameraConfig
@@ -49,7 +60,12 @@ class Task:
     goal_conditioned: bool = False      # True: obs is {observation, achieved_goal, desired_goal}
     robot_base_position: tuple[float, float, float] | None = None   # env frame, m; None: the robot's own
     default_robot: str = DEFAULT_ROBOT        # robosim.make(..., robot=None) uses this one
-    supported_robots: tuple[str, ...] | None = None   # robot names the task works with; None: any
+    # what the task needs from a robot (robosim.agents.Requirements; a dict {slot:
+    # Requirements} for a task with robot_slots): make accepts every robot that has it
+    requires: Requirements | dict[str, Requirements] = Requirements()
+    # the scripted solution's measured success per robot {name: fraction of episodes}
+    # (the robots it was measured with; the docstring says how); {}: not measured
+    scripted_success: dict[str, float] = {}
     max_dense_reward: float = 1.0       # normalized_dense = dense / max_dense_reward, in [-1, 0]
     # one-sentence natural-language goal, imperative ("Pick up the cube ..."): the task
     # string of LeRobot exports, for language-conditioned policies; "" when unset
@@ -72,6 +88,14 @@ class Task:
     default_events: dict[str, dict] = {}
     # True when build_scene draws assets from its rng: a seeded full reset then rebuilds
     randomizes_build: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "supported_robots" in cls.__dict__:
+            warnings.warn(f"{cls.__name__}.supported_robots is deprecated: declare what the task needs from a robot "
+                          f"in `requires` (robosim.agents.Requirements) and the robots its scripted solution was "
+                          f"measured with in `scripted_success`; supported_robots is still enforced until robosim "
+                          f"{REMOVED_IN} removes it (docs/robots.md)", DeprecationWarning, stacklevel=2)
 
     def __init__(self, context: TaskContext, **params: Any):
         if not isinstance(context, TaskContext):
@@ -200,3 +224,66 @@ class Task:
         with `self`). Raises NotImplementedError when the task has none."""
         raise NotImplementedError(f"{type(self).__name__} has no scripted solution (solution_policy); "
                                   "evaluate it with --policy robosim.record.policies:random or your own module:factory")
+
+
+def task_requirements(task_cls: type[Task], slot: str | None = None) -> Requirements:
+    """The Requirements of `task_cls` for one robot slot (`slot` None: a single-robot
+    task, or requirements that hold for every slot). ValueError for a slot the task's
+    per-slot requirements do not name."""
+    req = task_cls.requires
+    if isinstance(req, Requirements):
+        return req
+    if not isinstance(req, dict) or not all(isinstance(r, Requirements) for r in req.values()):
+        raise TypeError(f"{task_cls.__name__}.requires must be a robosim.agents.Requirements or a dict {{slot: "
+                        f"Requirements}}, got {req!r}")
+    if slot not in req:
+        raise ValueError(f"slot must be one of the robot slots {task_cls.__name__}.requires names, {list(req)}, "
+                         f"got {slot!r}")
+    return req[slot]
+
+
+def check_robot_for_task(task_cls: type[Task], robot: str | RobotSpec, slot: str | None = None) -> Capabilities:
+    """Refuse a robot that lacks something `task_cls` needs (its `requires`, for `slot`
+    of a multi-robot task); returns the robot's Capabilities. ValueError naming the
+    robot, the task and each missing capability (what is needed, what the robot has),
+    plus the registered robots that have them. Builds nothing."""
+    spec = robot if isinstance(robot, RobotSpec) else get_robot_spec(robot)
+    where = "robot" if slot is None else f"robot[{slot!r}]"
+    legacy = getattr(task_cls, "supported_robots", None)
+    if legacy is not None and spec.name not in legacy:   # deprecated (warned at class creation)
+        raise ValueError(f"{where} must be one that {task_cls.__name__} supports, one of {list(legacy)}, "
+                         f"got {spec.name!r}")
+    req = task_requirements(task_cls, slot)
+    caps = robot_capabilities(spec)
+    missing = req.missing(caps, *_base_pose(task_cls, slot))
+    if missing:
+        able = robots_for_task(task_cls, slot)
+        raise ValueError(f"{where} {spec.name!r} cannot run {task_cls.__name__}: the task {'; '.join(missing)}; "
+                         f"registered robots that can: {able}")
+    return caps
+
+
+def robots_for_task(task_cls: type[Task], slot: str | None = None) -> list[str]:
+    """Sorted names of the registered robots that meet `task_cls`'s requirements (for
+    `slot`); a robot whose URDF cannot be read is left out."""
+    req = task_requirements(task_cls, slot)
+    legacy = getattr(task_cls, "supported_robots", None)
+    able = []
+    for name in list_robots():
+        if legacy is not None and name not in legacy:
+            continue
+        try:
+            if not req.missing(robot_capabilities(get_robot_spec(name)), *_base_pose(task_cls, slot)):
+                able.append(name)
+        except ValueError:
+            continue
+    return able
+
+
+def _base_pose(task_cls: type[Task], slot: str | None) -> tuple[Any, Any]:
+    """(base_position, base_quat) the task places the robot of `slot` at (None: the
+    robot's own)."""
+    slots = getattr(task_cls, "robot_slots", None) or {}
+    if slot in slots:
+        return slots[slot].base_position, slots[slot].base_quat
+    return task_cls.robot_base_position, None

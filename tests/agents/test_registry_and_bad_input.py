@@ -137,8 +137,8 @@ def test_the_build_counter_sees_a_build(builds):
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(robot="no_such_robot"), ValueError, ["robot must be one of", "'no_such_robot'", "panda"]),
     (dict(robot=3), TypeError, ["robot must be a robot name (str)", "panda", "got 3 (int)"]),
-    (dict(task="PickCube-v1", robot="so100"), ValueError,
-     ["robot must be one that PickCubeTask supports", "'so100'", "xarm7"]),
+    (dict(task="PickCube-v1", robot="koch"), ValueError,   # capabilities: the goals are beyond its reach
+     ["robot 'koch' cannot run PickCubeTask", "needs a reach of", "registered robots that can:", "xarm7"]),
     (dict(robot="so100", control_mode="pd_ee_delta_pose"), ValueError,
      ["control_mode must be one that robot 'so100' supports", "pd_ee_delta_pos", "'pd_ee_delta_pose'"]),
 ])

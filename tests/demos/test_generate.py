@@ -45,7 +45,7 @@ def test_header_holds_the_full_configuration(demos):
     assert config == dict(task="PickCube-v1", robot="panda", control_mode="pd_ee_delta_pose", obs_mode="state",
                           task_params={}, randomization=spec, num_envs=2, seed=SEED, requested=3, max_tries=11,
                           generator="robosim demos generate", kept=3, tried=report.tried,
-                          successes=report.successes, cap_hit=False)
+                          successes=report.successes, cap_hit=False, action_noise=0.0)
     assert env_kwargs["physics_isolation"] == "separate" and env_kwargs["robot"] == "panda"
     assert env_kwargs["seed"] == [SEED, SEED + 1]   # asset build seeds
 
@@ -73,7 +73,7 @@ def test_cap_stops_a_task_that_cannot_succeed(tmp_path):
     (["NoSuchTask-v1", "-n", "2"], "TASK must be a registered task"),
     (["PickCube-v1", "-n", "2", "--control-mode", "pd_joint_pos"], "control_mode must be one the scripted"),
     (["PickCube-v1", "-n", "2", "--control-mode", "fly"], "control_mode must be one the scripted"),
-    (["PickCube-v1", "-n", "2", "--robot", "koch"], "robot must be one that PickCubeTask supports"),
+    (["PickCube-v1", "-n", "2", "--robot", "koch"], "robot 'koch' cannot run PickCubeTask: the task needs a reach"),
     (["PickCube-v1", "-n", "2", "--task-param", "size=3"], "does not take the keyword argument(s) ['size']"),
     (["PickCube-v1", "-n", "2", "--max-tries", "1"], "max_tries must be an int >= 2, got 1"),
     (["PickCube-v1", "-n", "2", "--obs-mode", "rgb", "--sensor-size", "0x0"],

@@ -4,12 +4,16 @@ rewards its docstring states, state round trips, partial resets and the scripted
 solution's success rate."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
 import robosim
+from robosim.agents import get_robot_spec
+from robosim.envs.task import check_robot_for_task
 from robosim.record.evaluate import evaluate
-from robosim_tasks.turn_knob import FRICTION, SPRING, TOLERANCE
+from robosim_tasks.turn_knob import FRICTION, SPRING, TOLERANCE, TurnKnobTask
 
 TASK = "robosim_tasks.turn_knob:TurnKnobTask"
 N = 3
@@ -34,9 +38,12 @@ def test_sizes_are_drawn_per_env_at_build(env):
         other.close()
 
 
-def test_robots_the_task_does_not_support_are_refused():
-    with pytest.raises(ValueError, match="robot must be one that"):
-        robosim.make(TASK, num_envs=1, robot="koch", control_mode="pd_ee_delta_pos")
+def test_a_robot_that_cannot_reach_the_knob_is_refused():
+    # so100's base 0.6 m behind the workspace centre instead of 0.25 m: the knob is out of reach
+    far = dataclasses.replace(get_robot_spec("so100"), name="so100_far", base_position=(-0.6, 0.0, 0.0))
+    with pytest.raises(ValueError, match="robot 'so100_far' cannot run TurnKnobTask: the task needs a reach of"):
+        check_robot_for_task(TurnKnobTask, far)
+    assert check_robot_for_task(TurnKnobTask, "so100").robot == "so100"   # where it stands, it reaches
 
 
 def test_knob_joint_as_documented(env):
