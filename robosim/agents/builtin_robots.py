@@ -112,3 +112,7 @@ KOCH = register_robot(RobotSpec(
     joint_delta=0.05,
     ee_max_pos=0.05,
 ))
+
+# hands and the mobile manipulator live in their own data modules; importing them here
+# registers them with the arms above
+from robosim.agents import hand_robots, mobile_robots  # noqa: E402,F401

@@ -132,6 +132,33 @@ class GripperController:
         return self.closed + (action[:, :1] + 1) * 0.5 * (self.open - self.closed)
 
 
+class BaseVelocityController:
+    """A planar base's (forward, turn) action (N, 2) in [-1, 1] -> drive targets (N, 3)
+    for its (x, y, yaw) joints: the base pose one control step ahead when moving at the
+    commanded speed, up to `max_forward` m along the current heading and `max_turn` rad
+    (env frame). Runs on any array kind (numpy or torch: the body's)."""
+
+    action_dim = 2
+
+    def __init__(self, max_forward: float, max_turn: float, body: StepMath):
+        self.max_forward, self.max_turn = max_forward, max_turn
+        self.body = body
+        self._trig = (np.cos, np.sin) if body is NUMPY else (torch.cos, torch.sin)
+
+    def heading(self, yaw: Any) -> tuple[Any, Any]:
+        """(cos, sin) of yaw (N,), in the body's array kind."""
+        cos, sin = self._trig
+        return cos(yaw), sin(yaw)
+
+    def targets(self, action: Any, base_q: Any) -> Any:
+        """float32 (N, 3) targets from action (N, 2) and base qpos (N, 3) [x m, y m, yaw rad]."""
+        c, s = self.heading(base_q[:, 2])
+        forward = action[:, 0] * self.max_forward
+        step = [forward * c, forward * s, action[:, 1] * self.max_turn]
+        stack = np.stack if self.body is NUMPY else torch.stack
+        return self.body.float32(base_q + stack(step, 1))
+
+
 def make_arm_controller(control_mode: str, qlimits: torch.Tensor, chain: SerialChain | None,
                         joint_delta: float = 0.1, ee_max_pos: float = 0.1, ee_max_rot: float = 0.1,
                         body: StepMath | None = None) -> ArmController:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sapien
 import torch
 
-from robosim.agents.controllers import GripperController, make_arm_controller
+from robosim.agents.controllers import BaseVelocityController, GripperController, make_arm_controller
 from robosim.agents.kinematics import SerialChain
 from robosim.agents.model import RobotModel
+from robosim.agents.robot_kinds import bind_kind_methods
 from robosim.agents.spec import RobotSpec
 from robosim.agents.step_math import StepMath, step_math
 from robosim.core.rotations import matvec3, quat_to_matrix
@@ -26,8 +27,16 @@ class Robot:
     argument) and parses nothing that is already parsed in this process; `load(sim)`
     builds one articulation per env at env origin + base pose."""
 
-    def __init__(self, spec: RobotSpec, control_mode: str, base_position=None):
+    def __init__(self, spec: RobotSpec, control_mode: str, base_position=None, base_quat=None,
+                 name: str | None = None):
+        """base_position (3,) m and base_quat (4,) wxyz: the base pose in the env frame (None:
+        the spec's); name: the articulation's name in the scene (None: spec.name; two robots
+        of one scene need two names)."""
         spec.validate()
+        if spec.is_hand and control_mode.startswith("pd_ee"):
+            raise ValueError(f"control_mode {control_mode!r} needs an arm chain to a tool centre point; robot "
+                             f"{spec.name!r} is a hand (RobotSpec.fingertip_links): use one of "
+                             f"{list(spec.control_modes)}")
         if control_mode not in spec.control_modes:
             raise ValueError(f"control_mode must be one that robot {spec.name!r} supports, one of "
                              f"{list(spec.control_modes)}, got {control_mode!r}")
@@ -39,17 +48,26 @@ class Robot:
         if len(position) != 3:
             raise ValueError(f"base_position must have 3 entries (x, y, z) m, got {position!r}")
         self.base_position = torch.tensor(position, dtype=torch.float32)
-        self.base_quat = torch.tensor(spec.base_quat, dtype=torch.float32)
-        self._base_rotated = tuple(spec.base_quat) != (1.0, 0.0, 0.0, 0.0)
+        quat = tuple(float(v) for v in (spec.base_quat if base_quat is None else base_quat))
+        if len(quat) != 4:
+            raise ValueError(f"base_quat must have 4 entries (w, x, y, z), got {base_quat!r}")
+        self.name = spec.name if name is None else name
+        self.base_quat = torch.tensor(quat, dtype=torch.float32)
+        self._base_quat_wxyz = quat   # float64, as given: the build pose
+        self._base_rotated = quat != (1.0, 0.0, 0.0, 0.0)
         # end-effector actions along env axes of a yawed base are turned into base axes
         self._turns_ee_axes = self._base_rotated and control_mode in ("pd_ee_delta_pos", "pd_ee_delta_pose")
-        self.chain = SerialChain(self.urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
-        if tuple(self.chain.joint_names) != tuple(spec.arm_joints):
+        # a hand's finger joints form a tree: no chain, its tcp is the palm link's pose
+        self.chain = None if spec.is_hand else SerialChain(self.urdf_path, spec.root_link, spec.tcp_link,
+                                                           spec.tcp_offset)
+        if self.chain is not None and tuple(self.chain.joint_names) != tuple(spec.arm_joints):
             raise ValueError(f"RobotSpec.arm_joints of {spec.name!r} must be the movable joints from "
                              f"{spec.root_link!r} to {spec.tcp_link!r} in order, {self.chain.joint_names}, "
                              f"got {list(spec.arm_joints)}")
         self.arm_dof = spec.arm_dof
         self.dof = spec.dof
+        self.arm_start = spec.base_dof   # qpos layout: base joints (mobile), arm, gripper
+        self._arm = slice(self.arm_start, self.arm_start + self.arm_dof)
         self.tcp_link = spec.tcp_link
         self.view: ArticulationView | None = None
         self.sim: SimScene | None = None
@@ -68,7 +86,7 @@ class Robot:
         def load_one(scene: sapien.Scene, env_index: int) -> sapien.physx.PhysxArticulation:
             # float32 like the views' origin arithmetic, so the pose equals a later reset's
             position = (sim.origins[env_index].float() + self.base_position).tolist()
-            robot = self.model.build(scene, sapien.Pose(position, spec.base_quat), f"{spec.name}_{env_index}",
+            robot = self.model.build(scene, sapien.Pose(position, self._base_quat_wxyz), f"{self.name}_{env_index}",
                                      visuals=sim.render)
             if spec.disable_gravity:
                 for link in robot.get_links():
@@ -79,15 +97,15 @@ class Robot:
             return robot
 
         self.sim = sim
-        self.view = sim.load_articulations(spec.name, load_one)
+        self.view = sim.load_articulations(self.name, load_one)
         if tuple(self.view.joint_names) != spec.joint_names:
-            raise ValueError(f"RobotSpec of {spec.name!r}: the articulation's active joints must be the arm "
-                             f"joints then the gripper joints, {list(spec.joint_names)}; the URDF gives "
-                             f"{self.view.joint_names}")
+            raise ValueError(f"RobotSpec of {spec.name!r}: the articulation's active joints must be the base "
+                             f"joints (mobile), the arm joints then the gripper joints, {list(spec.joint_names)}; "
+                             f"the URDF gives {self.view.joint_names}")
         device = sim.device
         self.body = body = step_math(device)
         limits = self.view.qlimits().to(device)
-        self.arm = make_arm_controller(self.control_mode, limits[:self.arm_dof], self.chain,
+        self.arm = make_arm_controller(self.control_mode, limits[self._arm], self.chain,
                                        spec.joint_delta, spec.ee_max_pos, spec.ee_max_rot, body)
         self.gripper = GripperController(grip.closed, grip.open, len(grip.joints)) if grip else None
         low, high = self.arm.action_bounds()
@@ -95,6 +113,12 @@ class Robot:
         if grip:
             self.action_low = torch.cat([self.action_low, -torch.ones(1)])
             self.action_high = torch.cat([self.action_high, torch.ones(1)])
+        self.base = None
+        if spec.mobile_base is not None:
+            self.base = BaseVelocityController(spec.mobile_base.max_forward, spec.mobile_base.max_turn, body)
+            self.action_low = torch.cat([-torch.ones(2), self.action_low])
+            self.action_high = torch.cat([torch.ones(2), self.action_high])
+        bind_kind_methods(self)
         base_rot = quat_to_matrix(self.base_quat.double()).to(device)   # (3, 3) base -> env
         # float64 base pose in the body's kind; None: unrotated (FK skips the rotation)
         self._base_rot = body.array(base_rot) if self._base_rotated else None
@@ -102,7 +126,8 @@ class Robot:
         self._env_to_base = body.array(base_rot.transpose(0, 1).float().contiguous())   # float32, for actions
         self._rest = torch.tensor(spec.rest_qpos, dtype=torch.float32)
         self._last_tcp = None
-        self.chain.forget()   # versions restart with a new scene
+        if self.chain is not None:
+            self.chain.forget()   # versions restart with a new scene
         return self.view
 
     # -- episode / control --------------------------------------------------------------
@@ -142,7 +167,8 @@ class Robot:
     # a step's evaluate, reward and obs share one read.
     @property
     def qpos(self) -> torch.Tensor:
-        """float32 (N, dof) joint positions (arm rad, then gripper), a copy (yours to modify)."""
+        """float32 (N, dof) joint positions (mobile base x, y m, yaw rad; arm rad; then
+        gripper), a copy (yours to modify)."""
         return self.view.qpos()
 
     @property
@@ -150,9 +176,35 @@ class Robot:
         """float32 (N, dof) joint velocities (rad/s, m/s), a copy (yours to modify)."""
         return self.view.qvel()
 
+    def base_pose(self) -> torch.Tensor:
+        """float32 (N, 3) [x m, y m, yaw rad] of a mobile base in the env frame: its planar
+        joints' positions added to the base position it was built at (ValueError for a
+        robot without a mobile base)."""
+        if self.base is None:
+            raise ValueError(f"robot {self.spec.name!r} must have a RobotSpec.mobile_base for base_pose, got None")
+        pose = self.view.qpos()[:, :3]
+        pose[:, :2] += self.base_position[:2].to(pose.device)
+        return pose
+
+    def fingertip_poses(self) -> torch.Tensor:
+        """float32 (N, F, 7) poses [xyz, wxyz] of the spec's F fingertip links, env frame
+        (as PhysX last computed them: after a step, not after a state write)."""
+        return torch.stack([self.view.link_pose(name) for name in self.spec.fingertip_links], dim=1)
+
+    def fingertip_forces(self, obj, substeps: int = 1) -> torch.Tensor:
+        """float32 (N, F, 3) N: contact force on each fingertip link from `obj` (an
+        ActorView or (ArticulationView, link name)), env frame, through the scene's
+        contact queries (robosim.sim.contacts; physx_cpu only)."""
+        if not self.spec.fingertip_links:
+            raise ValueError(f"robot {self.spec.name!r} must declare RobotSpec.fingertip_links for "
+                             f"fingertip_forces, got ()")
+        contacts = self.sim.contacts
+        return torch.stack([contacts.pair_force((self.view, name), obj, substeps)
+                            for name in self.spec.fingertip_links], dim=1)
+
     def arm_speed(self) -> torch.Tensor:
         """float32 (N,) Euclidean norm of the arm joints' velocities, rad/s (gripper left out)."""
-        return torch.linalg.vector_norm(self.view.qvel(copy=False)[:, :self.arm_dof], dim=1)
+        return torch.linalg.vector_norm(self.view.qvel(copy=False)[:, self._arm], dim=1)
 
     def is_static(self, threshold: float = 0.2) -> torch.Tensor:
         """bool (N,): arm_speed() < threshold (rad/s). (ManiSkill3's is_static compares
@@ -216,7 +268,7 @@ class Robot:
         grip = self.spec.gripper
         if grip is None:
             return qpos.new_zeros(qpos.shape[0])
-        g = qpos[:, self.arm_dof:]
+        g = qpos[:, self._arm.stop:]
         if grip.width_is_joint_sum:
             if g.shape[1] == 2:   # in the body: numpy's one add costs less than torch's on CPU
                 g = self.body.array(g)

@@ -67,6 +67,23 @@ class ToolMount:
 
 
 @dataclass(frozen=True)
+class MobileBaseSpec:
+    """A planar mobile base as three joints (x prismatic, y prismatic, yaw revolute, in
+    that order: ManiSkill3's root_x/root_y/root_rot), the first active joints of the
+    articulation. Action (forward, turn) in [-1, 1]: the base moves up to `max_forward` m
+    along its heading and turns up to `max_turn` rad per control step (PD position
+    targets one control step ahead of the base's current pose). Gains in N/m, N*s/m
+    (N*m/rad for the yaw joint)."""
+
+    joints: tuple[str, str, str]
+    max_forward: float = 0.05
+    max_turn: float = 0.1
+    stiffness: float = 1e4
+    damping: float = 1e3
+    force_limit: float = 1e4
+
+
+@dataclass(frozen=True)
 class RobotSpec:
     """Everything robosim needs to know about one fixed-base serial arm.
 
@@ -100,6 +117,18 @@ class RobotSpec:
     # computed from the URDF chain (robosim.agents.capabilities)
     reach: float | None = None
     description: str = ""
+    # a hand: the arm joints are its finger joints (a tree, no chain to a tcp), tcp_link is
+    # its palm, only joint control modes; fingertip links name the tips (contacts, poses)
+    fingertip_links: tuple[str, ...] = ()
+    mobile_base: MobileBaseSpec | None = None   # its joints come before the arm's
+
+    @property
+    def is_hand(self) -> bool:
+        return bool(self.fingertip_links)
+
+    @property
+    def base_dof(self) -> int:
+        return 3 if self.mobile_base else 0
 
     @property
     def arm_dof(self) -> int:
@@ -107,21 +136,26 @@ class RobotSpec:
 
     @property
     def dof(self) -> int:
-        return self.arm_dof + (len(self.gripper.joints) if self.gripper else 0)
+        return self.base_dof + self.arm_dof + (len(self.gripper.joints) if self.gripper else 0)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
-        return self.arm_joints + (self.gripper.joints if self.gripper else ())
+        base = self.mobile_base.joints if self.mobile_base else ()
+        return base + self.arm_joints + (self.gripper.joints if self.gripper else ())
 
     def drive_gains(self) -> dict[str, tuple[float, float, float]]:
         """(stiffness, damping, force_limit) of every joint in `joint_names`: the arm's
-        gains, the gripper's where it sets them, then the `joint_gains` groups'."""
+        gains, the gripper's where it sets them, the mobile base's, then the `joint_gains`
+        groups'."""
         arm = (self.stiffness, self.damping, self.force_limit)
         gains = {name: arm for name in self.arm_joints}
         if self.gripper:
             grip = tuple(a if g is None else g for g, a in zip(
                 (self.gripper.stiffness, self.gripper.damping, self.gripper.force_limit), arm))
             gains.update({name: grip for name in self.gripper.joints})
+        if self.mobile_base:
+            base = self.mobile_base
+            gains.update({name: (base.stiffness, base.damping, base.force_limit) for name in base.joints})
         for group in self.joint_gains:
             gains.update({name: (group.stiffness, group.damping, group.force_limit) for name in group.joints})
         return gains
@@ -151,6 +185,12 @@ class RobotSpec:
         if self.ee_max_rot >= math.pi / math.sqrt(3):
             raise ValueError(f"RobotSpec.ee_max_rot of {self.name!r} must be < pi / sqrt(3) rad (a full action on "
                              f"all three axes turns less than half a turn), got {self.ee_max_rot!r}")
+        if self.is_hand and (self.gripper is not None or any(m.startswith("pd_ee") for m in self.control_modes)):
+            raise ValueError(f"RobotSpec of {self.name!r}: a hand (fingertip_links set) has no gripper and only "
+                             f"joint control modes, got gripper={self.gripper!r}, control_modes={self.control_modes!r}")
+        if self.mobile_base is not None and len(self.mobile_base.joints) != 3:
+            raise ValueError(f"RobotSpec.mobile_base.joints of {self.name!r} must name 3 joints (x, y, yaw), "
+                             f"got {self.mobile_base.joints!r}")
         self._validate_joint_gains()
         if len(self.base_position) != 3 or len(self.base_quat) != 4 or len(self.tcp_offset) != 3:
             raise ValueError(f"RobotSpec of {self.name!r}: base_position and tcp_offset need 3 values and "

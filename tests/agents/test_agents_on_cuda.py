@@ -8,15 +8,20 @@ import pytest
 import torch
 
 import robosim
+import robosim.agents
 from robosim.agents import Robot, get_robot_spec
 from robosim.agents.controllers import GripperController, make_arm_controller
 from robosim.agents.kinematics import SerialChain
 from robosim.core.rotations import matrix_to_quat
 
+# the fixed-base arms (hands and mobile bases: tests/agents/test_hands_and_mobile.py)
+ARMS = [n for n in robosim.list_robots() if not robosim.agents.get_robot_spec(n).is_hand
+        and robosim.agents.get_robot_spec(n).mobile_base is None]
+
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
-@pytest.mark.parametrize("name", robosim.list_robots())
+@pytest.mark.parametrize("name", ARMS)
 def test_kinematics_and_controllers_make_no_host_sync(name):
     spec = get_robot_spec(name)
     urdf = Robot(spec, spec.control_modes[0]).urdf_path

@@ -9,12 +9,17 @@ import pytest
 import torch
 
 import robosim
+import robosim.agents
 from robosim.agents import Robot, get_robot_spec
 from robosim.agents.chain_program import compile_chain
 from robosim.agents.kinematics import SerialChain
 
+# the fixed-base arms (hands and mobile bases: tests/agents/test_hands_and_mobile.py)
+ARMS = [n for n in robosim.list_robots() if not robosim.agents.get_robot_spec(n).is_hand
+        and robosim.agents.get_robot_spec(n).mobile_base is None]
 
-@pytest.fixture(scope="module", params=robosim.list_robots())
+
+@pytest.fixture(scope="module", params=ARMS)
 def chain(request) -> SerialChain:
     spec = get_robot_spec(request.param)
     return SerialChain(Robot(spec, spec.control_modes[0]).urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)

@@ -8,10 +8,15 @@ import pytest
 import torch
 
 import robosim
+import robosim.agents
 from robosim.agents import Robot, get_robot_spec
 from robosim.agents.controllers import DLS_DAMPING, GripperController, make_arm_controller
 from robosim.agents.kinematics import SerialChain
 from robosim.agents.step_math import NUMPY, TORCH
+
+# the fixed-base arms (hands and mobile bases: tests/agents/test_hands_and_mobile.py)
+ARMS = [n for n in robosim.list_robots() if not robosim.agents.get_robot_spec(n).is_hand
+        and robosim.agents.get_robot_spec(n).mobile_base is None]
 
 
 def _random_inputs(rows: int, dof: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -52,7 +57,7 @@ def test_the_gripper_width_gives_the_same_bits_for_both_kinds():
         assert (targets[:, 7:] == from_numpy).all()
 
 
-@pytest.mark.parametrize("robot", robosim.list_robots())
+@pytest.mark.parametrize("robot", ARMS)
 def test_end_effector_controllers_agree_between_the_bodies(robot):
     spec = get_robot_spec(robot)
     chain = SerialChain(Robot(spec, spec.control_modes[0]).urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
@@ -77,7 +82,7 @@ def test_end_effector_controllers_agree_between_the_bodies(robot):
         assert np.array_equal(controller.targets(action.numpy(), qpos.numpy()), from_numpy), mode
 
 
-@pytest.mark.parametrize("robot", robosim.list_robots())
+@pytest.mark.parametrize("robot", ARMS)
 def test_the_ik_steps_of_the_bodies_agree_within_1e_9_rad(robot):
     spec = get_robot_spec(robot)
     chain = SerialChain(Robot(spec, spec.control_modes[0]).urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)

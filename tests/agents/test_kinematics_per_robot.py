@@ -6,12 +6,17 @@ import pytest
 import torch
 
 import robosim
+import robosim.agents
 from robosim.agents import Robot, get_robot_spec
 from robosim.core.rotations import matrix_to_quat, quat_to_matrix, rotation_log
 
+# the fixed-base arms (hands and mobile bases: tests/agents/test_hands_and_mobile.py)
+ARMS = [n for n in robosim.list_robots() if not robosim.agents.get_robot_spec(n).is_hand
+        and robosim.agents.get_robot_spec(n).mobile_base is None]
+
 N = 4   # envs per scene (tests/agents/conftest.py)
 
-ROBOTS = robosim.list_robots()
+ROBOTS = ARMS
 
 
 def test_the_four_shipped_robots_are_registered():

@@ -7,9 +7,14 @@ import pytest
 import torch
 
 import robosim
+import robosim.agents
 from robosim.agents import Robot, get_robot_spec
 from robosim.agents.kinematics import SerialChain
 from robosim.agents.step_math import NUMPY, TORCH, NumpyBody, TorchBody, step_math
+
+# the fixed-base arms (hands and mobile bases: tests/agents/test_hands_and_mobile.py)
+ARMS = [n for n in robosim.list_robots() if not robosim.agents.get_robot_spec(n).is_hand
+        and robosim.agents.get_robot_spec(n).mobile_base is None]
 
 BODIES = {"numpy": NUMPY, "torch": TORCH}
 
@@ -19,7 +24,7 @@ def test_the_body_is_chosen_by_the_device():
     assert isinstance(step_math("meta"), TorchBody) and isinstance(step_math(torch.device("cuda", 0)), TorchBody)
 
 
-@pytest.fixture(scope="module", params=robosim.list_robots())
+@pytest.fixture(scope="module", params=ARMS)
 def chain(request) -> SerialChain:
     spec = get_robot_spec(request.param)
     return SerialChain(Robot(spec, spec.control_modes[0]).urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
