@@ -6,19 +6,25 @@
         --policy robosim.rollout.checkpoint:from_env_var --episodes 20 --video runs/bc_pick/eval.mp4
 
 Observations: the demos file holds env states and actions, not observations. Every
-episode is re-simulated from its seed with its recorded actions (the file's env
+episode is re-simulated from its seed with its recorded actions (DART demos, `robosim
+demos generate --action-noise`: with the noisy actions that were executed, re-created
+from the seed; the clean recorded ones are the labels) (the file's env
 settings, so physics_isolation="separate" demos replay bit for bit; a re-simulated state
 that differs from the recorded one is reported), and the env's own state observations
 (robosim.rollout.flatten_obs of what reset/step return) are the inputs. The policy is
 an MLP from normalized observations to actions, trained by mean squared error. Every
 --eval-every gradient steps it runs --eval-episodes seeded episodes through
 robosim.record.evaluate (the loop `robosim eval` uses) and saves policy.pt, a
-robosim.rollout.checkpoint that `robosim eval --policy` runs. Writes <out>/log.csv,
+robosim.rollout.checkpoint that `robosim eval --policy` runs; its metadata holds the
+demos' seeds (`demo_seeds`), so `robosim eval` picks held-out seeds by default and
+warns when --seed overlaps them. --import MODULE trains on a task MODULE registers.
+Writes <out>/log.csv,
 log.json, curve.png (its "env steps" axis counts gradient steps), policy.pt.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 import time
@@ -32,7 +38,8 @@ from torch import nn
 from tqdm import tqdm
 
 import robosim
-from robosim.envs.registry import get_task
+from robosim.demos.generate import executed_actions
+from robosim.envs.registry import get_task, import_modules
 from robosim.record.evaluate import evaluate
 from robosim.record.trajectory import TrajectoryFile
 from robosim.rollout import RunLog, flatten_obs, save_policy
@@ -42,6 +49,9 @@ def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
     """The options both learners take (demos, optimisation, evaluation)."""
     p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--demos", required=True, help="robosim demos file (.h5, robosim demos generate)")
+    p.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
+                   help="import MODULE first (found in the current directory too), so tasks it registers "
+                        "with @robosim.register_task can be learned (repeatable)")
     p.add_argument("--max-demos", type=int, default=None, help="use only the first N episodes (default: all)")
     p.add_argument("--steps", type=int, default=20_000, help="gradient steps")
     p.add_argument("--batch-size", type=int, default=256)
@@ -59,12 +69,17 @@ def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
 
 
 def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: tuple[str, ...] = ()) -> None:
-    """p.error for any of the common sizes or `names` below 1."""
+    """p.error for any of the common sizes or `names` below 1 or a --import that fails;
+    imports the --import modules."""
     for name in ("steps", "batch_size", "eval_every", "eval_episodes", "eval_envs", "hidden", *names):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.max_demos is not None and args.max_demos < 1:
         p.error(f"--max-demos must be >= 1, got {args.max_demos}")
+    try:
+        import_modules(args.imports, search_cwd=True)   # user packages in the current directory too
+    except ValueError as err:
+        p.error(str(err))
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -83,6 +98,8 @@ class Demos:
     task_id: str
     make_kwargs: dict        # robosim.make kwargs of an env like the demos' (any num_envs)
     diverged: int            # episodes whose re-simulated states differ from the recorded ones
+    seeds: list[int]         # each episode's reset seed (saved in checkpoints as demo_seeds)
+    action_noise: float      # the DART noise the demos were generated with (0: none)
 
 
 def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -> Demos:
@@ -94,6 +111,8 @@ def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -
         raise ValueError(f"--demos episodes must have seeds (re-simulated from a seeded reset), got seed -1 "
                          f"in {path!r}")
     kwargs = {k: v for k, v in traj.spec.make_kwargs().items() if k not in ("obs_mode", "seed", "num_envs")}
+    sigma = float(json.loads(traj.attrs.get("demos", "{}")).get("action_noise", 0.0))
+    executed = [executed_actions(e, sigma) for e in episodes]
     env = robosim.make(traj.spec.replace(obs_mode="state"))
     per_slot = [[k for k, e in enumerate(episodes) if e.env_index == i] for i in range(env.num_envs)]
     obs_of, diverged = [None] * len(episodes), 0
@@ -110,7 +129,7 @@ def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -
                 for i, k in batch:
                     if t < episodes[k].length:
                         rows[k].append(flat[i])
-                        action[i] = episodes[k].actions[t]
+                        action[i] = executed[k][t]
                 obs, *_ = env.step(torch.from_numpy(action))
                 state = env.get_state().numpy()
                 for i, k in batch:
@@ -121,7 +140,8 @@ def load_demos(path: str, max_demos: int | None = None, progress: bool = True) -
                 diverged += error[k] > 0
             bar.update(len(batch))
     env.close()
-    return Demos(obs_of, [e.actions for e in episodes], traj.task_id, kwargs, diverged)
+    return Demos(obs_of, [e.actions for e in episodes], traj.task_id, kwargs, diverged, [e.seed for e in episodes],
+                 sigma)
 
 
 def load_demo_steps(path: str, eval_env: Any, obs_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -195,8 +215,12 @@ def start_run(args: argparse.Namespace, script: str, title: str, argv) -> tuple[
     eval_env = make_eval_env(demos, args.eval_envs)
     log = RunLog(args.out, vars(args), f"{title} {demos.task_id} ({len(demos.obs)} demos, seed {args.seed})",
                  command=shlex.join(["python", script, *(sys.argv[1:] if argv is None else argv)]))
-    log.summary.update(demos=len(demos.obs), demos_diverged=demos.diverged,
+    log.summary.update(demos=len(demos.obs), demos_diverged=demos.diverged, demos_action_noise=demos.action_noise,
                        load_s=round(time.perf_counter() - start, 2))
+    overlap = set(demos.seeds) & set(range(args.eval_seed, args.eval_seed + args.eval_episodes + args.eval_envs))
+    if overlap:
+        print(f"warning: {len(overlap)} eval seeds (--eval-seed {args.eval_seed}) are seeds of the demos: the eval "
+              f"success is not held-out", file=sys.stderr)
     return demos, eval_env, log, start
 
 
@@ -247,7 +271,8 @@ def main(argv=None) -> dict:
         return (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
 
     def checkpoint(step: int) -> tuple[float, float]:
-        save_policy(log.path("policy.pt"), policy, eval_env, extra={"algo": "bc", "grad_steps": step})
+        save_policy(log.path("policy.pt"), policy, eval_env,
+                    extra={"algo": "bc", "grad_steps": step, "demo_seeds": demos.seeds})
         return run_eval(eval_env, lambda o: policy(flatten_obs(o)), args.eval_episodes, args.eval_seed)
 
     fit(args, log, start, f"BC {demos.task_id}", policy.net.parameters(), batch_loss, checkpoint)

@@ -205,7 +205,8 @@ def main(argv=None) -> dict:
         return model.loss(obs_w[idx], act_w[idx], gen)
 
     def checkpoint(step: int) -> tuple[float, float]:
-        save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step})
+        save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step,
+                                                            "demo_seeds": demos.seeds})
         model.eval()
         result = run_eval(eval_env, ChunkedPolicy(eval_env, model, args.seed), args.eval_episodes, args.eval_seed)
         model.train()

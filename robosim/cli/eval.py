@@ -7,10 +7,20 @@ A write that fails mid-run (full disk, I/O error, deleted directory, broken ffmp
 pipe) prints one `robosim eval: error: ...` line and exits with status 1; no broken
 file appears under a final name (finished trajectory episodes stay recoverable with
 `robosim recover`).
+
+Held-out seeds: a checkpoint trained on demonstrations (examples/bc.py,
+diffusion_policy.py, sac.py save `demo_seeds` in its metadata) is evaluated by default
+on seeds none of its demos used: the first seed after the demos' largest when seeds
+from 0 would overlap them. An explicit --seed whose episodes overlap the demos' seeds
+is run, with a warning on stderr saying how many of them the demos used.
 """
 from __future__ import annotations
 
 import argparse
+import io
+import json
+import os
+import sys
 import time
 
 from robosim.cli.options import (
@@ -50,6 +60,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ValueError(f"--episodes and --num-envs must be >= 1, got {args.episodes} and {args.num_envs}")
         HumanViewConfig.from_user(args.camera, args.render_size)
         factory = load_policy_factory(args.policy)
+        args.seed = eval_seed(args, demo_seeds(args.policy))
         if args.workers != 1 or args.address is not None:   # envs spread over Ray workers
             if args.robot is not None or args.task_params:
                 raise ValueError("--robot and --task-param are not supported with --workers/--address yet; "
@@ -76,6 +87,56 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return fail("eval", err, status=1)
     print(eval_report(args, result, time.perf_counter() - start))
     return 0
+
+
+def demo_seeds(policy: str) -> list[int]:
+    """The seeds of the demonstrations a checkpoint was trained on (`demo_seeds` in its
+    metadata's `extra`), for a `--policy MODULE:from_env_var` reading the checkpoint named
+    by ROBOSIM_POLICY: a robosim.rollout.checkpoint file or a torch.save dict (examples/
+    diffusion_policy.py). [] otherwise, or when the file cannot be read (loading the
+    policy then reports why)."""
+    from robosim.rollout.checkpoint import ENV_VAR
+
+    path = os.environ.get(ENV_VAR)
+    if not policy.endswith(":from_env_var") or not path or not os.path.isfile(path):
+        return []
+    import torch
+
+    with open(path, "rb") as f:
+        data = f.read()
+    files = {"robosim.json": ""}
+    try:
+        torch.export.load(io.BytesIO(data), extra_files=files)
+        extra = json.loads(files["robosim.json"] or "{}").get("extra", {})
+    except Exception:   # not an export archive: a torch.save checkpoint, or not a checkpoint at all
+        try:
+            extra = torch.load(io.BytesIO(data), weights_only=True).get("extra", {})
+        except Exception:
+            return []
+    try:
+        return [int(s) for s in extra.get("demo_seeds", [])]
+    except (AttributeError, TypeError, ValueError):
+        return []
+
+
+def eval_seed(args: argparse.Namespace, demos: list[int]) -> int:
+    """The first episode seed: --seed, or by default 0, moved past the demos' seeds when
+    the run's seeds [seed, seed + episodes + num_envs) would overlap them; warns on stderr
+    when an explicit --seed overlaps."""
+    span = args.episodes + args.num_envs   # evaluate draws at most these seeds from the first
+    used = set(demos)
+    if args.seed is None:
+        seed = 0 if not used & set(range(span)) else max(used) + 1
+        if seed:
+            print(f"robosim eval: seeds from {seed} (the checkpoint's {len(used)} demos used seeds "
+                  f"{min(used)}..{max(used)})", file=sys.stderr)
+        return seed
+    overlap = used & set(range(args.seed, args.seed + span))
+    if overlap:
+        print(f"robosim eval: warning: {len(overlap)} of the seeds {args.seed}..{args.seed + span - 1} this run may "
+              f"use are seeds of the checkpoint's demos (its success there is not held-out; omit --seed to "
+              f"evaluate on unseen seeds)", file=sys.stderr)
+    return args.seed
 
 
 def eval_on_workers(args: argparse.Namespace) -> int:
@@ -115,7 +176,9 @@ def add_eval_command(sub) -> None:
                         "(default: robosim.record.policies:scripted)")
     p.add_argument("--episodes", type=int, default=16, help="episodes to evaluate (default: 16)")
     p.add_argument("--num-envs", type=int, default=4, help="parallel envs (default: 4)")
-    p.add_argument("--seed", type=int, default=0, help="first episode seed (default: 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="first episode seed (default: 0, or past the seeds of the demos a checkpoint was "
+                        "trained on; an explicit seed overlapping them warns)")
     p.add_argument("--video", help="write an mp4 of every step, envs tiled, to this path")
     p.add_argument("--trajectory", help="write an HDF5 trajectory (replayable with robosim replay)")
     p.add_argument("--obs-mode", default="state", help="obs mode passed to the policy (default: state)")
