@@ -1,5 +1,5 @@
 """The `robosim` command: one module per sub-command (list_tasks, solve and its deprecated
-name demo, bench, eval, replay, recover, demos), the options they share (options; --import
+name demo, bench, eval, replay, recover, demos, view), the options they share (options; --import
 MODULE on every command and sub-command), and `main`, which turns a
 ValueError/TypeError into one `robosim COMMAND: error: ...` line (exit status 2) and
 SIGINT/SIGTERM into status 130/143 after the output files are closed (the caller's
@@ -25,11 +25,12 @@ from robosim.cli.options import add_import_options, imported_modules
 from robosim.cli.recover import add_recover_command
 from robosim.cli.replay import add_replay_command
 from robosim.cli.solve import add_solve_command
+from robosim.cli.view import add_view_command
 
 # The sub-commands in `robosim --help` order; each adder takes the argparse sub-parsers
 # object and sets `func` (args -> exit status) on its parser.
 COMMANDS: tuple[Callable, ...] = (add_list_command, add_solve_command, add_bench_command, add_eval_command,
-                                  add_replay_command, add_recover_command, add_demos_command)
+                                  add_replay_command, add_recover_command, add_demos_command, add_view_command)
 
 
 class Terminated(BaseException):
