@@ -143,6 +143,18 @@ class TermApplier:
         self.term.fn(self.handle, event, env_idx, values)
 
 
+def refuse_unshown(event, backend: str, why: str, modes: tuple[str, ...] = ("reconfigure",)) -> None:
+    """ValueError, unless event.mode is among `modes`, for a visual event that SAPIEN's
+    batched renderer (physx_cuda, physx_gpu_emulated) would not show: it names the event,
+    its property, mode and the backend, says why, and which modes work there."""
+    if event.mode in modes:
+        return
+    works = f"modes that work there: {list(modes)}" if modes else "no mode works there"
+    raise ValueError(f"randomization[{event.name!r}] sets {event.kind} property {event.property!r} in mode "
+                     f"{event.mode!r}, which sim_backend {backend!r} cannot show: {why}; {works}, and every mode "
+                     f"works on 'physx_cpu'")
+
+
 def resolve_target(event, parts: Any, declared_cameras) -> TermApplier | None:
     """`event`'s term bound to its target in the built env `parts` (its sim, robot and
     cameras; declared_cameras: the task's camera configs, which camera events may name);
@@ -155,6 +167,9 @@ def resolve_target(event, parts: Any, declared_cameras) -> TermApplier | None:
         raise ValueError(f"randomization[{event.name!r}] sets property {event.property!r} of {event.target!r}, "
                          f"which sim_backend {parts.sim.backend!r} cannot change after the build (SAPIEN's GPU "
                          f"PhysX takes it only before gpu_init); use sim_backend 'physx_cpu' for this event")
+    if event.kind == "object" and event.property == "color" and parts.sim.batched_rendering and parts.sim.render:
+        refuse_unshown(event, parts.sim.backend, "SAPIEN's batched renderer shows the colours objects had when "
+                       "it was made, at the first render (issue 33's H100 run)")
     return TermApplier(event.term, target)
 
 

@@ -217,18 +217,21 @@ class HumanCamera:
         self.config = config
         self.cameras = [s.add_camera("human", config.width, config.height, config.fovy, 0.01, 20.0)
                         for s in sim.sub_scenes]
-        self.set_view(config.target_position, config.distance, config.yaw, config.pitch, config.roll)
         # GPU-style scene: one camera group renders every env from its pose buffers,
-        # made at the first capture (after every camera exists)
+        # made at the first capture (after every camera exists); the cameras sit on
+        # mount rows there, so set_view can move them after that
         self._batched = sim.batched_rendering
         self._group = None
+        if self._batched:
+            sim.mount_cameras(self.cameras)
+        self.set_view(config.target_position, config.distance, config.yaw, config.pitch, config.roll)
 
     def set_view(self, target, distance: float, yaw: float, pitch: float, roll: float = 0.0) -> None:
-        """Orbit the camera around `target` (env frame, m); angles in degrees."""
+        """Orbit the camera around `target` (env frame, m); angles in degrees. Every
+        backend shows the new view from the next capture on."""
         pose = look_at_pose(target, distance, yaw, pitch, roll)
         origins = self.sim.origins.numpy()
-        for camera, origin in zip(self.cameras, origins):
-            camera.entity.set_pose(sapien.Pose(pose[:3] + origin, pose[3:]))
+        place_cameras(self.sim, self.cameras, [sapien.Pose(pose[:3] + o, pose[3:]) for o in origins])
 
     def capture(self, update_render: bool = True) -> torch.Tensor:
         """uint8 (N, H, W, 3) frames of all envs (render worlds refreshed first), on the
@@ -248,6 +251,16 @@ class HumanCamera:
                 flight.take(camera, lambda camera=camera: camera.get_picture("Color"))
                 frames.append(to_uint8(camera.get_picture("Color")))
         return torch.from_numpy(np.stack(frames))
+
+
+def place_cameras(sim: SimScene, cameras: list, poses: list) -> None:
+    """Move fixed cameras (one sapien.Pose each, world frame of their scene). A GPU-style
+    scene moves their mount rows too, which its batched renderer reads."""
+    if sim.batched_rendering:
+        sim.place_cameras(cameras, poses)
+        return
+    for camera, pose in zip(cameras, poses):
+        camera.entity.set_pose(pose)
 
 
 def to_uint8(rgba: np.ndarray) -> np.ndarray:

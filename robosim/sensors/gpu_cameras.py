@@ -4,7 +4,8 @@ GPU PhysX never writes poses back to SAPIEN's entities, so per-env `take_picture
 render the build-time scene. Instead (ManiSkill3's path, mani_skill/envs/scene.py):
 the GpuSimScene's RenderSystemGroup reads every body's pose from
 `cuda_rigid_body_data` (render device = PhysX device), a camera mounted on a body
-follows that body's row, and a camera group renders every env's copy of one camera in
+follows that body's row, a fixed camera follows a mount row of its own (so a camera
+event can move it), and a camera group renders every env's copy of one camera in
 one call and hands the pictures over as CUDA arrays. Images are returned as tensors on
 the scene's device with the dtypes and layout of robosim/sensors/sensor_cameras.py.
 The groups are made at the first capture: the scene's render group exists from then
@@ -37,6 +38,8 @@ class GpuCameraGroups:
         self.sim = sim
         self.luts = luts
         self.cameras = cameras
+        # fixed cameras get a mount row (robosim.sim.gpu_scene), so a camera event can move them
+        sim.mount_cameras([c for per_env in cameras.values() for c in per_env if mount_body(c) is None])
         self._groups: dict | None = None
         self._mounts: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None
 
@@ -48,7 +51,7 @@ class GpuCameraGroups:
                 for camera in per_env:
                     body = mount_body(camera)
                     if body is not None and not isinstance(body, sapien.physx.PhysxRigidStaticComponent):
-                        camera.set_gpu_pose_batch_index(self.sim.pose_index(body))
+                        self.sim.gpu.set_pose_batch_index(camera, self.sim.pose_index(body))
             self._groups = {name: group.create_camera_group(per_env, PICTURES)
                             for name, per_env in self.cameras.items()}
         return self._groups

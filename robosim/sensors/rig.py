@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from robosim.randomization.targets import refuse_unshown
 from robosim.sensors.camera import CameraConfig, HumanCamera, HumanViewConfig, override_cameras
 from robosim.sensors.lod import apply_render_lod, resolve_lod
 from robosim.sensors.sensor_cameras import SensorCameras
@@ -63,17 +64,28 @@ class CameraRig:
         ValueError naming the event when it names a camera the task does not declare."""
         from robosim.sensors.targets import CameraTarget, LightTarget, NoTarget
 
+        batched = self.sim.batched_rendering and self.sim.render
         if event.kind == "light":
+            if batched:
+                refuse_unshown(event, self.sim.backend, "SAPIEN's batched renderer keeps the lights as they were "
+                               "when a camera group was made, at the first render (its cameras' auto-upload is off)")
             return LightTarget(self.sim)
         declared = {c.name for c in declared_cameras} | {"human"}
         if event.target not in declared:
             raise ValueError(f"randomization[{event.name!r}]['target'] names camera {event.target!r}, which this "
                              f"env does not have; known: {sorted(declared)}")
-        if event.target == "human":
-            return CameraTarget(self.human.cameras) if self.human is not None else NoTarget()
-        if self.sensors is not None and event.target in self.sensors.cameras:
-            return CameraTarget(self.sensors.cameras[event.target])
-        return NoTarget()
+        cameras = (self.human.cameras if self.human is not None else None) if event.target == "human" else \
+            (self.sensors.cameras.get(event.target) if self.sensors is not None else None)
+        if cameras is None:
+            return NoTarget()
+        if batched and event.property == "fovy":
+            refuse_unshown(event, self.sim.backend, "SAPIEN's batched renderer keeps a camera's intrinsics from "
+                           "when its camera group was made, at the first render")
+        mounted = {c.name for c in declared_cameras if c.mount is not None}
+        if batched and event.property == "position" and event.target in mounted:
+            refuse_unshown(event, self.sim.backend, "a camera on a body keeps the offset from its body it had when "
+                           "its camera group was made, at the first render", modes=())
+        return CameraTarget(cameras, self.sim)
 
     @property
     def segmentation_ids(self) -> dict[str, int]:

@@ -14,6 +14,7 @@ import sapien
 import torch
 
 from robosim.randomization.targets import combine
+from robosim.sensors.camera import place_cameras
 
 
 class LightTarget:
@@ -47,10 +48,11 @@ def _x_to(direction: np.ndarray) -> np.ndarray:
 
 
 class CameraTarget:
-    """One camera name in every env (a sensor camera, or "human": the video camera)."""
+    """One camera name in every env (a sensor camera, or "human": the video camera) of
+    scene `sim` (a GPU-style scene moves a fixed camera through its mount row)."""
 
-    def __init__(self, cameras: list):
-        self.cameras = cameras
+    def __init__(self, cameras: list, sim):
+        self.cameras, self.sim = cameras, sim
         self._base: dict = {}
 
     def apply(self, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
@@ -61,7 +63,7 @@ class CameraTarget:
                 camera.set_fovy(min(max(combine(fovy, v[0], event.operation), 1e-3), math.pi - 1e-3), True)
             else:
                 p = combine(np.asarray(pose.p, dtype=np.float64), np.asarray(v[:3]), event.operation)
-                camera.entity.set_pose(sapien.Pose(p.astype(np.float32), pose.q))
+                place_cameras(self.sim, [camera], [sapien.Pose(p.astype(np.float32), pose.q)])
 
 
 class NoTarget:

@@ -23,7 +23,8 @@ with its SAPIEN source line):
   * `entity.set_pose` on a dynamic body is undone before the next step and at gpu_init,
     with SAPIEN's warning; toggling `kinematic` after gpu_init raises at the next step;
   * the render group refuses a scene changed after it was created, and a pose buffer
-    that was not fetched since the last step.
+    that was not fetched since the last step; it moves only the shapes and cameras
+    that have a pose row, as SAPIEN's does (robosim.sim.gpu_emulation_render).
 """
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class EmulatedGpuSystem:
         self._art_index: dict[int, int] = {}
         self._link_rows: list[tuple[int, object]] = []
         self.max_dof = self.max_links = 0
+        self.batch_rows: dict[int, tuple[object, int]] = {}   # set_pose_batch_index
 
     # -- construction ---------------------------------------------------------------
     def set_timestep(self, dt: float) -> None:
@@ -387,9 +389,17 @@ class EmulatedGpuSystem:
                 self._bodies[row].entity.set_pose(sapien.Pose(truth[row, :3], truth[row, 3:7]))
 
     # -- rendering ------------------------------------------------------------------
-    def render_group(self, sub_scenes: list) -> EmulatedRenderGroup:
+    def set_pose_batch_index(self, obj, row: int) -> None:
+        """SAPIEN's `set_gpu_pose_batch_index` on a render shape or camera, remembered:
+        the emulated render group moves only what has a row."""
+        obj.set_gpu_pose_batch_index(row)
+        self.batch_rows[id(obj)] = (obj, row)     # the object is held, so its id stays its own
+
+    def render_group(self, sub_scenes: list, poses: torch.Tensor) -> EmulatedRenderGroup:
+        """The render group, reading poses from `poses` (float32 (rows, 13), rows of
+        cuda_rigid_body_data first)."""
         group = EmulatedRenderGroup(sub_scenes, self)
-        group.set_cuda_poses(self.cuda_rigid_body_data)
+        group.set_cuda_poses(EmulatedCudaArray(poses))
         return group
 
     def unfetched_pose_rows(self) -> bool:

@@ -17,8 +17,12 @@ mani_skill/envs/scene.py):
     most once per kind after a step.
   * `entity.set_pose` does nothing on a GPU body; root poses go through the link rows
     and `gpu_apply_articulation_root_pose`, then `gpu_update_articulation_kinematics`.
-  * the batched render system reads poses from `cuda_rigid_body_data`. It is created at
-    the first render, after every camera exists, because no scene may change after it.
+  * the batched render system reads poses from a buffer of its own: the rows of
+    `cuda_rigid_body_data`, copied in before every render, then one row per camera
+    that can move ("camera mounts": ManiSkill's kinematic camera mount, without a PhysX
+    body). It is created at the first render, after every camera exists, because no
+    scene may change after it; from then on it moves only what has a pose row
+    (batched_render_system.cpp 306-338): docs/gpu.md lists what stays as it was.
 Every tensor a view returns lives on `self.device` (the system's: CUDA for physx_cuda,
 `sim_device` for the emulation); indices stay there, so the step path issues no host
 synchronization from robosim's side.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from robosim.sim.gpu_pool import GpuObjectPoolView
@@ -70,6 +75,9 @@ class GpuSimScene(SimScene):
         self.device = self.gpu.device
         self.buffers: GpuBuffers | None = None
         self._render_group = None
+        self._render_poses: torch.Tensor | None = None     # the render group's pose buffer
+        self._mounted: list = []                           # cameras on mount rows, row order
+        self._mount_poses = torch.zeros(0, 7, dtype=torch.float32)
 
     def _env_origins(self, num_envs: int) -> torch.Tensor:
         if num_envs < 1:
@@ -127,8 +135,42 @@ class GpuSimScene(SimScene):
             for scene in self.sub_scenes:
                 for entity in scene.entities:
                     self._follow_pose_rows(entity)
-            self._render_group = self.gpu.render_group(self.sub_scenes)
+            rigid = self.gpu.cuda_rigid_body_data.torch()
+            self._render_poses = torch.zeros(rigid.shape[0] + len(self._mounted), rigid.shape[1],
+                                             dtype=torch.float32, device=self.device)
+            for k, camera in enumerate(self._mounted):
+                self.gpu.set_pose_batch_index(camera, rigid.shape[0] + k)
+            self._render_group = self.gpu.render_group(self.sub_scenes, self._render_poses)
         return self._render_group
+
+    def mount_cameras(self, cameras: list) -> None:
+        """Let these cameras (fixed ones, any number, of any env) move after the render
+        group exists: each gets a pose row of its own in the group's pose buffer, holding
+        its entity's pose (sub-scene frame); `place_cameras` moves them. Only before the
+        render group exists (SAPIEN reads a camera's row when its camera group is made)."""
+        import sapien
+
+        if self._render_group is not None:
+            raise ValueError("cameras must be mounted before the first render: the batched render system exists")
+        for camera in cameras:
+            if camera.entity.find_component_by_type(sapien.physx.PhysxRigidBodyComponent) is not None:
+                raise ValueError(f"camera {camera.name!r} rides on a body, which has its own pose row; "
+                                 f"only a fixed camera can be mounted")
+        poses = [np.concatenate([c.entity.pose.p, c.entity.pose.q]) for c in cameras]
+        self._mount_poses = torch.cat([self._mount_poses, torch.tensor(np.array(poses), dtype=torch.float32)])
+        self._mounted.extend(cameras)
+
+    def place_cameras(self, cameras: list, poses: list) -> None:
+        """Move mounted cameras: each camera's entity (what its getters report) and its
+        mount row (what the render group shows) to its sapien.Pose (sub-scene frame)."""
+        index = {id(c): k for k, c in enumerate(self._mounted)}
+        missing = [c.name for c in cameras if id(c) not in index]
+        if missing:
+            raise ValueError(f"cameras must be mounted (GpuSimScene.mount_cameras) to move on a GPU-style scene, "
+                             f"got unmounted {missing}")
+        for camera, pose in zip(cameras, poses):
+            camera.entity.set_pose(pose)
+            self._mount_poses[index[id(camera)]] = torch.tensor([*pose.p, *pose.q], dtype=torch.float32)
 
     def _follow_pose_rows(self, entity) -> None:
         """Render shapes of a moving body read their pose from its buffer row."""
@@ -139,7 +181,7 @@ class GpuSimScene(SimScene):
         if render is None or body is None or isinstance(body, sapien.physx.PhysxRigidStaticComponent):
             return
         for shape in render.render_shapes:
-            shape.set_gpu_pose_batch_index(self.gpu.pose_index(body))
+            self.gpu.set_pose_batch_index(shape, self.gpu.pose_index(body))
 
     def pose_index(self, body) -> int:
         """Row of a moving body or link in the rigid-body buffer (cameras follow it)."""
@@ -155,6 +197,11 @@ class GpuSimScene(SimScene):
     def update_render(self, env_idx: torch.Tensor | None = None) -> None:
         """Render worlds of all envs take their poses from the GPU buffers (env_idx is
         accepted for the CPU signature; the group always updates every env)."""
-        self.buffers.rigid()
+        rigid = self.buffers.rigid()
         self.buffers.links()
-        self.render_group.update_render()
+        group = self.render_group
+        self._render_poses[:rigid.shape[0]] = rigid
+        self._render_poses[rigid.shape[0]:, :7] = self._mount_poses.to(self.device, non_blocking=True)
+        if self.device.type == "cuda":     # the group's kernels run after torch's copies
+            group.set_cuda_stream(torch.cuda.current_stream(self.device).cuda_stream)
+        group.update_render()

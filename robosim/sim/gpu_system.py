@@ -13,7 +13,8 @@ robosim/sim/gpu_scene.py runs, and is tested, on a machine without GPU PhysX. Bo
   gpu_fetch_* / gpu_apply_*    with and without an int32 index buffer
   gpu_update_articulation_kinematics()
   pose_index(body) / articulation_index(articulation)   (SAPIEN: `gpu_pose_index`, `gpu_index`)
-  render_group(sub_scenes)     the batched render system cameras use
+  set_pose_batch_index(obj, row)   a render shape or camera follows a pose row
+  render_group(sub_scenes, poses)  the batched render system cameras use
   step()
 
 The SAPIEN rules the emulation enforces, each with the source it comes from, are listed
@@ -60,9 +61,16 @@ class SapienGpuSystem:
     def articulation_index(articulation) -> int:
         return articulation.gpu_index
 
-    def render_group(self, sub_scenes: list) -> sapien.render.RenderSystemGroup:
+    @staticmethod
+    def set_pose_batch_index(obj, row: int) -> None:
+        """A render shape or camera follows row `row` of the render group's pose buffer."""
+        obj.set_gpu_pose_batch_index(row)
+
+    def render_group(self, sub_scenes: list, poses: torch.Tensor) -> sapien.render.RenderSystemGroup:
+        """The batched render system, reading poses from `poses` (float32 (rows, 13) on
+        the PhysX device, rows of cuda_rigid_body_data first; kept alive by the caller)."""
         group = sapien.render.RenderSystemGroup([s.render_system for s in sub_scenes])
-        group.set_cuda_poses(self.px.cuda_rigid_body_data)
+        group.set_cuda_poses(sapien.pysapien.CudaArray(poses))
         return group
 
 
