@@ -17,6 +17,7 @@ of the wrong width, NaN, episode indices past the data, a re-simulation that div
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 
 from robosim.cli.options import add_make_options, fail, make_options, parse_size
@@ -157,7 +158,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     from robosim.demos.lerobot import import_lerobot
 
     summary = import_lerobot(args.dataset, args.out, task=args.task, robot=args.robot, tolerance=args.tolerance,
-                             progress=True)
+                             diverging="skip" if args.skip_diverging else "refuse", progress=True)
+    for message in summary["skipped"]:
+        print(f"skipped: {message}", file=sys.stderr)
     checked = (f", re-simulated: recorded states within {summary['max_deviation']:.3g} of the re-simulation"
                if summary["resimulated"] else "")
     print(f"wrote {summary['out_path']}: {summary['episodes']} episodes, {summary['frames']} steps of "
@@ -202,4 +205,7 @@ def add_lerobot_commands(demos) -> None:
     i.add_argument("--tolerance", type=float, default=1e-4,
                    help="largest |recorded - re-simulated| state value accepted for a dataset robosim did not "
                         "write (state units: m, rad, m/s, rad/s; default: 1e-4)")
+    i.add_argument("--skip-diverging", action="store_true",
+                   help="leave out (and name) each episode whose re-simulation differs by more than --tolerance "
+                        "instead of refusing the whole import")
     i.set_defaults(func=cmd_import)

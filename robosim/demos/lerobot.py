@@ -42,6 +42,7 @@ from robosim.record.trajectory import TRAJECTORY_SUFFIXES, Episode, TrajectoryFi
 
 IMAGE_PREFIX = "observation.images."
 # LeRobot column -> (robosim Episode field, dtype)
+DIVERGING = ("refuse", "skip")   # import_lerobot's choices for an episode its re-simulation cannot follow
 NEXT_FIELDS = {"next.reward": ("rewards", "float32"), "next.success": ("success", "bool"),
                "next.terminated": ("terminated", "bool"), "next.truncated": ("truncated", "bool")}
 
@@ -242,7 +243,7 @@ def _header(data: fmt.DatasetFiles, task: str | None, robot: str | None, where: 
 
 
 def import_lerobot(dataset_dir: str, out_path: str, *, task: str | None = None, robot: str | None = None,
-                   tolerance: float = 1e-4, progress: bool = True) -> dict:
+                   tolerance: float = 1e-4, diverging: str = "refuse", progress: bool = True) -> dict:
     """Read the LeRobot v3.0 dataset in `dataset_dir` into a robosim trajectory at
     `out_path` (.h5). task/robot: required for a dataset robosim did not write (its
     robot_type must match); for one it wrote they must match its own.
@@ -251,22 +252,28 @@ def import_lerobot(dataset_dir: str, out_path: str, *, task: str | None = None, 
     A dataset robosim did not write is re-simulated episode by episode (separate physics,
     from the first recorded state, with the recorded actions); an episode whose recorded
     states differ from the re-simulated ones by more than `tolerance` (float32 state units:
-    m, rad, m/s, rad/s) anywhere is refused, naming its first diverging step. The file
+    m, rad, m/s, rad/s) anywhere diverges, named with its first diverging step:
+    diverging="refuse" refuses the whole import, diverging="skip" leaves that episode out
+    (listed in "skipped"; an import whose every episode diverges is refused). The file
     then holds the re-simulated states (so `robosim replay` reproduces them exactly) and
     the recorded next.* columns, or the re-simulated ones where the dataset has none.
     Returns {"episodes", "frames", "task_id", "out_path", "resimulated" (bool),
-    "max_deviation" (largest |recorded - re-simulated| state value, 0.0 when not re-simulated)}."""
+    "max_deviation" (largest |recorded - re-simulated| state value over the episodes kept,
+    0.0 when not re-simulated), "skipped" (one message per episode left out)}."""
     from robosim.record.files import check_output_path
 
     out_path = check_output_path("out_path", out_path, TRAJECTORY_SUFFIXES)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < np.inf:
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if diverging not in DIVERGING:
+        raise ValueError(f"diverging must be one of {list(DIVERGING)}, got {diverging!r}")
     where = f"dataset_dir {os.fspath(dataset_dir)!r}"
     data = fmt.read_dataset(dataset_dir, arg="dataset_dir")
     checks.check_info(data, where)
     header, env = _header(data, task, robot, where)
     try:
-        episodes, deviation = _read_episodes(data, header, env, tolerance, where, progress)
+        episodes, deviation, skipped = _read_episodes(data, header, env, tolerance, diverging == "skip", where,
+                                                      progress)
     finally:
         if env is not None:
             env.close()
@@ -279,13 +286,14 @@ def import_lerobot(dataset_dir: str, out_path: str, *, task: str | None = None, 
         raise
     writer.close()
     return {"episodes": len(episodes), "frames": sum(e.length for e in episodes), "task_id": header["task_id"],
-            "out_path": out_path, "resimulated": env is not None, "max_deviation": deviation}
+            "out_path": out_path, "resimulated": env is not None, "max_deviation": deviation, "skipped": skipped}
 
 
-def _read_episodes(data: fmt.DatasetFiles, header: dict, env, tolerance: float, where: str,
-                   progress: bool) -> tuple[list[Episode], float]:
+def _read_episodes(data: fmt.DatasetFiles, header: dict, env, tolerance: float, skip: bool, where: str,
+                   progress: bool) -> tuple[list[Episode], float, list[str]]:
     """Every episode of a checked dataset, re-simulated in `env` when it is not None;
-    (episodes, max |recorded - re-simulated| state value)."""
+    (episodes, max |recorded - re-simulated| state value, one message per diverging
+    episode left out). A diverging episode raises ValueError unless `skip`."""
     from tqdm import tqdm
 
     s, a = header["state_dim"], header["action_dim"]
@@ -303,7 +311,7 @@ def _read_episodes(data: fmt.DatasetFiles, header: dict, env, tolerance: float, 
         raise ValueError(f"{where} data files {[f for f, _, _ in data.frame_files]} must have the columns "
                          f"{list(NEXT_FIELDS)} (robosim's export writes them), missing {missing}")
     nexts = {name: checks.frame_column(data, name, None, where) for name in NEXT_FIELDS if name not in missing}
-    episodes, deviation = [], 0.0
+    episodes, deviation, skipped = [], 0.0, []
     for ep in tqdm(frames, desc="import", unit="ep", disable=not progress):
         lo, hi = ep.start, ep.end
         fields = {field: nexts[name][lo:hi].astype(np.float32 if dtype == "float32" else bool)
@@ -318,12 +326,19 @@ def _read_episodes(data: fmt.DatasetFiles, header: dict, env, tolerance: float, 
         hit = checks.divergence(states[lo:hi], sim["states"], tolerance)
         if hit is not None:
             step, index, error = hit
-            raise ValueError(f"{where} {data.frame_file(lo + step)} episode {ep.index} field "
-                             f"'observation.environment_state' must match its re-simulation in {header['task_id']} "
-                             f"(separate physics, from the first state, with the recorded actions) within tolerance "
-                             f"{tolerance:g}: first differs at step {step}, state index {index}, by {error:.3g}")
+            message = (f"{where} {data.frame_file(lo + step)} episode {ep.index} field "
+                       f"'observation.environment_state' must match its re-simulation in {header['task_id']} "
+                       f"(separate physics, from the first state, with the recorded actions) within tolerance "
+                       f"{tolerance:g}: first differs at step {step}, state index {index}, by {error:.3g}")
+            if not skip:
+                raise ValueError(message)
+            skipped.append(message)
+            continue
         deviation = max(deviation, float(np.abs(states[lo:hi] - sim["states"][:-1]).max()))
         fields = {field: fields.get(field, sim[field]) for field, _ in NEXT_FIELDS.values()}
         episodes.append(Episode(env_index=0, seed=-1, states=sim["states"], actions=actions[lo:hi], complete=True,
                                 **fields))
-    return episodes, deviation
+    if not episodes:
+        raise ValueError(f"{where}: every episode diverges from its re-simulation, nothing to import; the first: "
+                         f"{skipped[0]}")
+    return episodes, deviation, skipped

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -175,3 +176,41 @@ def test_bad_info_json(plain, tmp_path, capsys):
     _edit_table(rows, EPISODES, lambda t: t.drop(["robosim/final_state"]))
     _refused(rows, tmp_path, rf"{EPISODES} episode 0 must have the fields .* missing \['robosim/final_state'\]",
              capsys, task=None)
+
+
+def test_diverging_episode_is_skipped_and_named_on_request(plain, tmp_path, capsys):
+    """diverging="skip" (CLI --skip-diverging): episode 1, moved as above, is left out and
+    named; episodes 0 and 2 come in exactly; a dataset whose every episode diverges is
+    still refused."""
+    path, out = plain
+    dataset = _foreign(out, str(tmp_path / "moved"))
+    states = _column(dataset, "observation.environment_state")
+    starts = pq.read_table(os.path.join(out, EPISODES)).column("dataset_from_index").to_pylist()
+    states[starts[1] + 4, 0] += 0.01
+    _edit_table(dataset, DATA, lambda t: _set_column(t, "observation.environment_state", states))
+    back = str(tmp_path / "kept.h5")
+    summary = import_lerobot(dataset, back, task="PickCube-v1", diverging="skip", progress=False)
+    assert summary["episodes"] == 2 and len(summary["skipped"]) == 1
+    assert re.search(r"file-000.parquet episode 1 field 'observation.environment_state' .* first differs at step 4",
+                     summary["skipped"][0])
+    source, result = TrajectoryFile(path), TrajectoryFile(back)
+    for k_src, k_out in ((0, 0), (2, 1)):
+        np.testing.assert_array_equal(source.episode(k_src).states, result.episode(k_out).states)
+        np.testing.assert_array_equal(source.episode(k_src).actions, result.episode(k_out).actions)
+    assert replay(back, mode="actions").exact
+
+    cli_out = tmp_path / "cli.h5"
+    assert robosim_main(["demos", "import", dataset, "--out", str(cli_out), "--task", "PickCube-v1",
+                         "--skip-diverging"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped: " in err and "episode 1 field 'observation.environment_state'" in err
+    assert len(TrajectoryFile(str(cli_out))) == 2
+
+    for k in (0, 2):
+        states[starts[k] + 2, 1] += 0.01
+    _edit_table(dataset, DATA, lambda t: _set_column(t, "observation.environment_state", states))
+    with pytest.raises(ValueError, match=r"every episode diverges from its re-simulation.*episode 0 field"):
+        import_lerobot(dataset, str(tmp_path / "none.h5"), task="PickCube-v1", diverging="skip", progress=False)
+    assert not (tmp_path / "none.h5").exists()
+    with pytest.raises(ValueError, match=r"diverging must be one of \['refuse', 'skip'\], got 'mark'"):
+        import_lerobot(dataset, str(tmp_path / "none.h5"), task="PickCube-v1", diverging="mark", progress=False)
