@@ -27,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.agents import Robot, get_robot_spec
+from robosim.agents import Robot
 from robosim.core.dispatch import below_autograd
 from robosim.core.version import __version__
 from robosim.envs import checks
@@ -35,6 +35,7 @@ from robosim.envs.context import TaskContext
 from robosim.envs.faults import FaultMonitor, check_state
 from robosim.envs.observations import ObservationBuilder
 from robosim.envs.parts import EnvParts, SceneRecipe, build_parts
+from robosim.envs.robots import SINGLE_SLOT, ActionLayout, build_robots, single_robot
 from robosim.envs.spec import RENDER_MODES, EnvSpec, registered_id
 from robosim.envs.task_checks import TaskOutputCheck
 from robosim.randomization import EnvRandomStreams, StreamsSnapshot
@@ -69,15 +70,18 @@ class BaseEnv(gym.Env):
         self.control_mode, self.sim_backend, self.render_mode = spec.control_mode, spec.sim_backend, spec.render_mode
         self.max_episode_steps, self.reconfiguration_freq = spec.max_episode_steps, spec.reconfiguration_freq
         self.physics_isolation, self.physics, self.render_size = spec.physics_isolation, spec.physics, spec.render_size
-        # checks the control mode and the URDF before anything is built; loaded in _build
-        self.robot = Robot(get_robot_spec(spec.robot), self.control_mode, task.robot_base_position)
+        # {slot: Robot} (robosim.envs.robots): checks the control mode and the URDFs before
+        # anything is built; loaded in _build
+        self.robots = build_robots(task, spec.robot, self.control_mode)
+        self._robot = self.robots.get(SINGLE_SLOT) if len(self.robots) == 1 else None   # None: multi-robot
         self.substeps = task.sim_freq // task.control_freq
         self.device = backend_device(resolve_backend(spec.sim_backend), spec.sim_device)   # where every tensor lives
         self._recipe = SceneRecipe(spec.sim_backend, self.num_envs, task.sim_freq, task.control_freq, spec.physics,
                                    self.physics_isolation, self.device, spec.rig_spec(), tuple(task.sensor_cameras))
         self._rng = EnvRandomStreams(self.num_envs, self.device)
         self.elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
-        self.task = task(TaskContext(self.num_envs, self.device, self.elapsed_steps, self.robot, lambda: self.parts,
+        robots = self.robots if self._robot is None else self._robot
+        self.task = task(TaskContext(self.num_envs, self.device, self.elapsed_steps, robots, lambda: self.parts,
                                      reward_mode=self.reward_mode), **spec.task_params)
         # declared randomization events (robosim.randomization): task defaults + make's
         self.randomization = EventManager(task.default_events, spec.randomization, self._rng,
@@ -96,16 +100,32 @@ class BaseEnv(gym.Env):
         """The task's parameters (make's extra keywords), as validated."""
         return dict(self.env_spec.task_params)
 
+    @property
+    def robot(self) -> Robot:
+        """The robot of a single-robot env (ValueError for a multi-robot one: use `robots`)."""
+        return single_robot(self.robots, type(self.task).__name__)
+
     def _make_spaces(self) -> None:
-        low, high = self.robot.action_low.numpy(), self.robot.action_high.numpy()
-        self.single_action_space = gym.spaces.Box(low, high, dtype=np.float32)
+        """Action space: the robot's Box, or (multi-robot) a Dict {slot: Box}; both with the
+        flat Box view `single_flat_action_space` / `flat_action_space` (slots concatenated
+        in order), which step also takes, and which recordings store."""
+        if self._robot is None:
+            self._action_layout: ActionLayout | None = ActionLayout(self.robots)
+            low, high = self._action_layout.flat_bounds()
+            self.single_action_space = self._action_layout.dict_space()
+        else:
+            self._action_layout = None
+            low, high = self._robot.action_low.numpy(), self._robot.action_high.numpy()
+            self.single_action_space = gym.spaces.Box(low, high, dtype=np.float32)
+        self.single_flat_action_space = gym.spaces.Box(low, high, dtype=np.float32)
+        self.flat_action_space = gym.vector.utils.batch_space(self.single_flat_action_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         self.single_observation_space = self._obs.single_space()
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
-        self.randomization.bind_spaces(self.single_observation_space, self.single_action_space)
+        self.randomization.bind_spaces(self.single_observation_space, self.single_flat_action_space)
         self._action_low = torch.as_tensor(low, device=self.device)
         self._action_high = torch.as_tensor(high, device=self.device)
-        self._action_shape = (self.num_envs, *self.single_action_space.shape)
+        self._action_shape = (self.num_envs, *self.single_flat_action_space.shape)
 
     # -- construction ------------------------------------------------------------------
     def _build(self) -> None:
@@ -115,7 +135,7 @@ class BaseEnv(gym.Env):
             self.parts.sim.close()
             self.parts = None
         build_rng = self._rng.next_build()
-        parts = build_parts(self._recipe, self.robot, self.randomization.object_modifiers(),
+        parts = build_parts(self._recipe, self.robots, self.randomization.object_modifiers(),
                             self.task.build_scene, build_rng)
         if not self.task.randomizes_build and bool(build_rng.counters.any()):
             parts.sim.close()
@@ -202,14 +222,20 @@ class BaseEnv(gym.Env):
     @below_autograd
     def step(self, action: Any):
         """Advance every env by one control step. `action` (N, A) float, or None to
-        advance time without touching the drive targets."""
+        advance time without touching the drive targets; a multi-robot env also takes a
+        dict {slot: (N, a_slot)} (A: the flat view, slots concatenated in order)."""
         self._check_open()
         if action is not None:
+            if self._action_layout is not None and isinstance(action, dict):
+                action = self._action_layout.flatten(action)
             action = checks.to_float_tensor("action", action, self._action_shape, self.device)
             if self.randomization.perturbs_actions:   # action noise: before the clip
                 action = self.randomization.perturb_action(action)
             action = torch.clamp(action, self._action_low, self._action_high)
-            self.robot.apply_action(action)
+            if self._robot is not None:
+                self._robot.apply_action(action)
+            else:
+                self._action_layout.apply(action)
         for subscriber in self._before_control_step:
             subscriber.before_control_step(action)
         sim = self.parts.sim
@@ -264,7 +290,7 @@ class BaseEnv(gym.Env):
         spec = self.env_spec.replace(seed=self.build_seeds, device=None)
         return dict(robosim_version=__version__, task_id=registered_id(type(self.task)), env_spec=spec.to_dict(),
                     num_envs=self.num_envs, state_dim=self.state_dim,
-                    action_dim=int(self.single_action_space.shape[0]), sim_backend=self.sim_backend,
+                    action_dim=int(self.single_flat_action_space.shape[0]), sim_backend=self.sim_backend,
                     control_mode=self.control_mode, control_freq=self.task.control_freq)
 
     # -- state -------------------------------------------------------------------------

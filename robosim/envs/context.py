@@ -14,6 +14,7 @@ import torch
 
 from robosim.agents import Robot
 from robosim.envs.parts import EnvParts
+from robosim.envs.robots import SINGLE_SLOT, single_robot
 from robosim.sim import SimScene
 
 
@@ -24,12 +25,16 @@ class TaskContext:
     on `device`, control steps since each env's last reset (the env's own tensor,
     updated in place: 0 right after a reset; inside before/after_control_step it counts
     the steps done before this one). robot: the robosim.agents Robot (readouts: qpos,
-    qvel, tcp_pose(), is_grasping, is_between_jaws, is_static; poses in the env frame).
+    qvel, tcp_pose(), is_grasping, is_between_jaws, is_static; poses in the env frame)
+    of a single-robot task; robots: {slot: Robot} (robosim.envs.robots; a single-robot
+    task's one robot under SINGLE_SLOT). A multi-robot task reads `robots[slot]`:
+    `robot` raises ValueError there rather than pick one.
     parts: `parts()` returns the current EnvParts, or None while the first scene is
     being built or after close. reward_mode: the env's ("dense", "normalized_dense",
     "sparse" or "none")."""
 
-    def __init__(self, num_envs: int, device: torch.device, elapsed_steps: torch.Tensor, robot: Robot,
+    def __init__(self, num_envs: int, device: torch.device, elapsed_steps: torch.Tensor,
+                 robot: Robot | dict[str, Robot],
                  parts: Callable[[], EnvParts | None], *, reward_mode: str = "dense"):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -41,20 +46,30 @@ class TaskContext:
             given = (f"{elapsed_steps.dtype} {tuple(elapsed_steps.shape)} on {elapsed_steps.device}"
                      if isinstance(elapsed_steps, torch.Tensor) else type(elapsed_steps).__name__)
             raise TypeError(f"elapsed_steps must be an int32 tensor of shape ({num_envs},) on {device}, got {given}")
-        if not isinstance(robot, Robot):
-            raise TypeError(f"robot must be a robosim.agents.Robot, got {type(robot).__name__}")
+        robots = robot if isinstance(robot, dict) else {SINGLE_SLOT: robot}
+        if not robots or not all(isinstance(r, Robot) for r in robots.values()):
+            raise TypeError(f"robot must be a robosim.agents.Robot, got {type(robot).__name__} (a multi-robot "
+                            f"task's: a non-empty dict {{slot: Robot}})")
         if not callable(parts):
             raise TypeError(f"parts must be a callable returning the current EnvParts, got {type(parts).__name__}")
         if not isinstance(reward_mode, str):   # its value is checked by the env that passes it
             raise TypeError(f"reward_mode must be a str, got {type(reward_mode).__name__}")
         self._num_envs, self._device, self._elapsed_steps = num_envs, device, elapsed_steps
-        self._robot, self._parts, self._reward_mode = robot, parts, reward_mode
+        self._robots, self._parts, self._reward_mode = robots, parts, reward_mode
+        self._robot = robots[SINGLE_SLOT] if list(robots) == [SINGLE_SLOT] else None   # read on every step
 
     num_envs = property(lambda self: self._num_envs, doc="N, the number of envs.")
     device = property(lambda self: self._device, doc="torch.device of every env tensor.")
     elapsed_steps = property(lambda self: self._elapsed_steps,
                              doc="int32 (N,): control steps since each env's reset (the env's own tensor: read only).")
-    robot = property(lambda self: self._robot, doc="The robosim.agents.Robot of these envs.")
+    robots = property(lambda self: dict(self._robots), doc="{slot: robosim.agents.Robot}, in slot order.")
+
+    @property
+    def robot(self) -> Robot:
+        """The robosim.agents.Robot of a single-robot task (ValueError for a multi-robot one)."""
+        if self._robot is None:
+            single_robot(self._robots, "this task")   # the ValueError naming the slots
+        return self._robot
     reward_mode = property(lambda self: self._reward_mode, doc="The env's reward mode.")
 
     @property

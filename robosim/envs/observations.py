@@ -2,6 +2,8 @@
 
 state_dict: {"agent": {"qpos": (N, 9), "qvel": (N, 9)},
              "extra": {"tcp_pose": (N, 7), <task entries (N, k)>}}
+            A multi-robot task (robosim.envs.robots) names each robot's entries by slot:
+            {"agent": {slot: {"qpos", "qvel", "tcp_pose"}, ...}, "extra": {<task entries>}}.
 state:      the state_dict leaves concatenated in that order, float32 (N, D).
             Goal-conditioned tasks return {"observation": (N, D), "achieved_goal":
             (N, G), "desired_goal": (N, G)} instead (panda-gym's GoalEnv layout).
@@ -24,6 +26,7 @@ import numpy as np
 import torch
 
 from robosim.core.tree import flatten_obs, tree_map
+from robosim.envs.robots import SINGLE_SLOT
 
 if TYPE_CHECKING:
     from robosim.envs.parts import EnvParts
@@ -57,11 +60,17 @@ class ObservationBuilder:
         self.parts = parts
         self.task = task
         self.obs_mode = obs_mode
+        self._multi = list(parts.robots) != [SINGLE_SLOT]
+        self._robot = None if self._multi else parts.robots[SINGLE_SLOT]
 
     def state_dict(self, info: dict[str, Any], copies: bool = True) -> dict[str, Any]:
         """The obs tree; `copies=False` (a flattened obs: its concatenation copies) puts
         the scene's kept joint reads in it instead of copies of them."""
-        robot = self.parts.robot
+        if self._multi:
+            agent = {slot: {"qpos": r.view.qpos(copy=copies), "qvel": r.view.qvel(copy=copies),
+                            "tcp_pose": r.tcp_pose(copy=copies)} for slot, r in self.parts.robots.items()}
+            return {"agent": agent, "extra": dict(self.task.task_observations(info))}
+        robot = self._robot
         qpos, qvel = robot.view.qpos(copy=copies), robot.view.qvel(copy=copies)
         extra = {"tcp_pose": robot.tcp_pose(copy=copies)}   # FK of the current joint positions, kept per step
         extra.update(self.task.task_observations(info))

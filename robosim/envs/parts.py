@@ -4,7 +4,7 @@ BaseEnv builds its scene (at construction and on every reconfigure) with `build_
 and gives the result to the stages that read the scene: the observation builder
 (robosim.envs.observations), the fault monitor (robosim.envs.faults) and the
 randomization manager's `after_build`. No stage reads the env itself. A rebuild makes
-new parts and new stages; the robot object is reused (loaded into the new scene).
+new parts and new stages; the robot objects are reused (loaded into the new scene).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import torch
 
 from robosim.agents import Robot
 from robosim.envs.faults import StateLayout
+from robosim.envs.robots import single_robot
 from robosim.randomization import BatchRandom
 from robosim.sensors.camera import CameraConfig
 from robosim.sensors.rig import CameraRig, RigSpec
@@ -41,7 +42,8 @@ class SceneRecipe:
 class EnvParts:
     """One built scene and what was derived from it.
 
-    sim: the SimScene (every env's actors, `sim.num_envs` envs); robot: the loaded Robot;
+    sim: the SimScene (every env's actors, `sim.num_envs` envs); robots: {slot: loaded
+    Robot} (robosim.envs.robots; `robot` is the one robot of a single-robot env);
     cameras: the CameraRig (sensor cameras, human-view camera, lights' render worlds);
     sensor_cameras: the task's declared cameras (names randomization events may target);
     state_layout: column indices of the physics state (N, S) of `sim`; device: where
@@ -49,7 +51,7 @@ class EnvParts:
     physics steps per control step."""
 
     sim: SimScene
-    robot: Robot
+    robots: dict[str, Robot]
     cameras: CameraRig
     sensor_cameras: tuple[CameraConfig, ...]
     state_layout: StateLayout
@@ -58,19 +60,25 @@ class EnvParts:
     control_dt: float
     substeps: int
 
+    @property
+    def robot(self) -> Robot:
+        """The robot of a single-robot env (ValueError for a multi-robot one)."""
+        return single_robot(self.robots, "this env")
 
-def build_parts(recipe: SceneRecipe, robot: Robot, object_modifiers: dict[str, list] | None,
+
+def build_parts(recipe: SceneRecipe, robots: dict[str, Robot], object_modifiers: dict[str, list] | None,
                 build_scene: Callable[[SimScene, BatchRandom], Any], build_rng: BatchRandom) -> EnvParts:
-    """Build a scene: ground, the robot, then `build_scene(sim, build_rng)` (the task's
+    """Build a scene: ground, the robots (in slot order), then `build_scene(sim, build_rng)` (the task's
     actors; `object_modifiers` rewrite their descriptions), finalize, cameras."""
     sim = create_sim_scene(recipe.sim_backend, recipe.num_envs, recipe.sim_freq, recipe.physics,
                            isolation=recipe.isolation, sim_device=recipe.device,
                            render=bool(recipe.rig.sensors) or recipe.rig.human is not None,
                            object_modifiers=object_modifiers)
     sim.add_ground()
-    robot.load(sim)
+    for robot in robots.values():
+        robot.load(sim)
     build_scene(sim, build_rng)
     sim.finalize()
-    return EnvParts(sim=sim, robot=robot, cameras=CameraRig(sim, recipe.rig), sensor_cameras=recipe.sensor_cameras,
+    return EnvParts(sim=sim, robots=robots, cameras=CameraRig(sim, recipe.rig), sensor_cameras=recipe.sensor_cameras,
                     state_layout=StateLayout(sim), device=recipe.device, num_envs=recipe.num_envs,
                     control_dt=1.0 / recipe.control_freq, substeps=recipe.sim_freq // recipe.control_freq)

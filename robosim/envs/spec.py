@@ -20,6 +20,7 @@ import torch
 from robosim.envs.checks import check_choice, is_int, to_seeds
 from robosim.envs.device_transfer import check_output_device
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES
+from robosim.envs.robots import check_robot_field, resolved_robot
 from robosim.envs.task import Task, check_robot_for_task
 from robosim.sensors.rig import RigSpec
 from robosim.sim import SIM_BACKENDS, PhysicsConfig, resolve_backend
@@ -88,7 +89,7 @@ class EnvSpec:
     render_camera: dict | None = None        # render_mode="rgb_array" view, panda-gym style keys
     render_lod: str | float = "auto"
     physics: PhysicsConfig | None = None     # None: PhysicsConfig() (ManiSkill3's solver settings)
-    robot: str | None = None                 # None: the task's default_robot
+    robot: str | dict | None = None          # None: the task's default_robot(s); dict: {slot: name}
     physics_isolation: str = "shared"
     sim_device: str | None = None            # physx_gpu_emulated only: where its state lives
     device: str | None = None                # where step/reset hand tensors over; None: env's own
@@ -131,8 +132,9 @@ class EnvSpec:
         self.rig_spec()   # sensor_configs, render_camera, render_size, render_lod
         if self.physics is not None and not isinstance(self.physics, PhysicsConfig):
             raise TypeError(f"physics must be a robosim.sim.PhysicsConfig or None, got {type(self.physics).__name__}")
-        if self.robot is not None:   # ValueError naming an unknown robot or what it lacks for the task
-            check_robot_for_task(task, self.robot)
+        # a name, or {slot: name} for a multi-robot task (robosim.envs.robots); ValueError
+        # listing the known robots / slots, then the task's check of each robot
+        put(self, "robot", check_robot_field(task, self.robot, check_robot_for_task))
         check_isolation(self.physics_isolation, resolve_backend(self.sim_backend))
         put(self, "sim_device", _check_device("sim_device", self.sim_device))
         if self.device is not None:   # refused before the build: a device torch cannot use here
@@ -170,7 +172,7 @@ class EnvSpec:
         task = self.task_class
         return self.replace(sim_backend=resolve_backend(self.sim_backend),
                             control_mode=self.control_mode or task.default_control_mode,
-                            robot=self.robot or task.default_robot,
+                            robot=resolved_robot(task, self.robot),
                             max_episode_steps=self.max_episode_steps or task.max_episode_steps)
 
     def rig_spec(self) -> RigSpec:
