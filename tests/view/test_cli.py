@@ -53,3 +53,9 @@ def test_a_port_in_use(port, capsys):
         s.listen()
         assert main(["view", "PickCube-v1", "-n", "1", "--max-steps", "1", "--port", str(port)]) == 2
     assert f"port {port} on 127.0.0.1 is in use" in capsys.readouterr().err
+
+
+def test_teleop_starts_with_the_gizmo_on_the_tcp(port, capsys):
+    assert main(["view", "PickCube-v1", "--teleop", "--max-steps", "3", "--time-scale", "0",
+                 "--port", str(port)]) == 0
+    assert "PickCube-v1 on 1 envs" in capsys.readouterr().out
