@@ -19,4 +19,6 @@ from robosim_tasks import (  # noqa: F401  (importing registers each task)
     stack_cube,
     stack_pyramid,
     turn_knob,
+    two_arm_handover,
+    two_arm_lift,
 )
