@@ -1,9 +1,10 @@
 """robosim's built-in task plugins (import name `robosim_tasks`).
 
-Importing this package registers all 15 built-in tasks (each module registers its task
+Importing this package registers all the built-in tasks (each module registers its task
 with `robosim.register_task`); setup.cfg lists the same ids under the `robosim.tasks`
 entry point group, which is how `robosim.list_tasks()` finds them without importing them."""
 from robosim_tasks import (  # noqa: F401  (importing registers each task)
+    fetch_pick_cube,
     lift_peg_upright,
     open_drawer,
     peg_insertion_side,
@@ -16,6 +17,8 @@ from robosim_tasks import (  # noqa: F401  (importing registers each task)
     push_t,
     reach,
     roll_ball,
+    rotate_cube_in_hand,
+    rotate_valve,
     stack_cube,
     stack_pyramid,
     turn_knob,

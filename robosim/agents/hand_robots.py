@@ -50,5 +50,5 @@ DCLAW = register_robot(RobotSpec(
     control_modes=HAND_MODES,
     joint_delta=0.1,
     rest_noise=0.0,
-    fingertip_links=("link_f1_head", "link_f2_head", "link_f3_head"),
+    fingertip_links=("link_f1_3", "link_f2_3", "link_f3_3"),   # the distal links: their heads have no collision shape
 ))
