@@ -32,8 +32,8 @@ from robosim_tasks.two_arm_common import (
     rotation_error,
 )
 
-BLOCK_HALF = (0.02, 0.08, 0.02)   # m, long side along the block's own y
-GRIP_OFFSET = 0.05                # m from the centre, along the block, where each arm grasps
+BLOCK_HALF = (0.02, 0.12, 0.02)   # m, long side along the block's own y
+GRIP_OFFSET = 0.08                # m from the centre, along the block, where each arm grasps
 GOAL_RADIUS = 0.03                # m, xy
 HANDOVER = (0.0, 0.0, 0.2)        # m, env frame: where the block changes hands
 
@@ -47,7 +47,7 @@ class TwoArmHandoverTask(GoalPointMixin, Task):
     human_camera = {"target_position": (0.0, 0.0, 0.1), "distance": 1.6, "yaw": 90.0, "pitch": -30.0}
 
     def build_scene(self, sim, rng):
-        self.block = build_bar(sim, "block", BLOCK_HALF, [0.2, 0.4, 0.9, 1.0], density=150.0)
+        self.block = build_bar(sim, "block", BLOCK_HALF, [0.2, 0.4, 0.9, 1.0], density=100.0)
         self.goal_marker = sim.add_object("goal", RigidObject(
             [Box((GOAL_RADIUS, GOAL_RADIUS, 0.001), color=[0.1, 0.8, 0.2, 0.6], collision=False)], body="kinematic"))
         self.goal_pos = torch.zeros(sim.num_envs, 3, device=self.device)

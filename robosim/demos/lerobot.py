@@ -8,6 +8,10 @@ Export: every episode of a robosim HDF5 trajectory becomes a LeRobot episode of 
   next.reward, next.success, next.terminated, next.truncated   after action t
   observation.images.<camera>     video (H, W, 3) the task's sensor cameras, re-rendered from
                                   the recorded states (set_state, no physics step)
+A multi-robot env (robosim.envs.robots) also gets each robot's own columns, named by
+slot: observation.state.<slot> (its joint positions) and action.<slot> (its part of the
+flat action); observation.state and action are then all robots' in slot order, and
+robot_type reads "left=panda,right=panda".
 fps is the task's control frequency (one frame per control step). info.json carries a
 "robosim" entry (task id, env kwargs, control mode, sizes, version); each row of the
 episodes table carries robosim/seed, robosim/env_index, robosim/complete and
@@ -118,16 +122,25 @@ class _DatasetWriter:
         self.rows: list[dict[str, Any]] = []
         self.image_stats: dict[str, list] = {c: [] for c in self.cameras}
         self.total = 0
+        # per robot: (qpos columns, action columns, joint names); one robot: the whole rows
+        self.robots: dict[str, tuple[slice, slice, list[str]]] = {}
+        q = a = 0
+        for name, robot in env.robots.items():
+            dim = int(robot.action_low.numel())
+            self.robots[name] = (slice(q, q + robot.dof), slice(a, a + dim), list(robot.view.joint_names))
+            q, a = q + robot.dof, a + dim
+        self.multi = len(self.robots) > 1
 
     def _render(self, slot: int, states: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Robot qpos (T, dof) and camera frames {camera: (T, H, W, 3)} of `states` (T, S) in env `slot`."""
+        """Robots' qpos (T, sum of dofs; slots in order) and camera frames {camera: (T, H, W, 3)}
+        of `states` (T, S) in env `slot`."""
         import torch
 
         idx = torch.tensor([slot])
         qpos, images = [], {c: [] for c in self.cameras}
         for state in states:
             self.env.set_state(torch.from_numpy(state[None]), env_idx=idx)
-            qpos.append(self.env.robot.view.qpos()[slot].cpu().numpy())
+            qpos.append(np.concatenate([r.view.qpos()[slot].cpu().numpy() for r in self.env.robots.values()]))
             if self.cameras:
                 shots = self.env.cameras.sensors.capture(("rgb",))
                 for c in self.cameras:
@@ -145,6 +158,9 @@ class _DatasetWriter:
                 **{name: getattr(e, field) for name, (field, _) in NEXT_FIELDS.items()},
                 "timestamp": np.arange(t, dtype=np.float32) / self.fps, "frame_index": np.arange(t),
                 "episode_index": np.full(t, k), "index": self.total + np.arange(t), "task_index": np.zeros(t, int)}
+        if self.multi:   # each robot's own columns too, named by slot: observation.state.left, action.left, ...
+            for name, (qs, acts, _) in self.robots.items():
+                cols[f"observation.state.{name}"], cols[f"action.{name}"] = qpos[:, qs], e.actions[:, acts]
         row = {"episode_index": k, "tasks": [task_description(self.traj.task_id)], "length": t,
                "data/chunk_index": 0, "data/file_index": 0,
                "dataset_from_index": self.total, "dataset_to_index": self.total + t}
@@ -172,9 +188,14 @@ class _DatasetWriter:
 
     def features(self) -> dict[str, dict]:
         env, first = self.env, self.frames[0]
-        names = {"observation.state": list(env.robot.view.joint_names),
+        actions = [f"{env.control_mode}_{i}" for i in range(self.traj.action_dim)]
+        joints = [f"{name}.{j}" if self.multi else j for name, (_, _, js) in self.robots.items() for j in js]
+        names = {"observation.state": joints,
                  "observation.environment_state": [f"state_{i}" for i in range(self.traj.state_dim)],
-                 "action": [f"{env.control_mode}_{i}" for i in range(self.traj.action_dim)]}
+                 "action": actions}
+        if self.multi:
+            for name, (_, acts, js) in self.robots.items():
+                names[f"observation.state.{name}"], names[f"action.{name}"] = js, actions[acts]
         out = {name: {"dtype": "float32", "shape": [first[name].shape[1]], "names": names[name]} for name in names}
         out.update({name: {"dtype": dtype, "shape": [1], "names": None} for name, (_, dtype) in NEXT_FIELDS.items()})
         for c in self.streams:
@@ -202,7 +223,9 @@ class _DatasetWriter:
         stats.update({IMAGE_PREFIX + c: fmt.image_stats(np.concatenate(v)) for c, v in self.image_stats.items()})
         fmt.write_json(os.path.join(self.root, fmt.STATS_PATH), stats)
         n = len(self.rows)
-        info = {"codebase_version": fmt.CODEBASE_VERSION, "robot_type": self.env.robot.spec.name,
+        robot_type = ",".join(f"{slot}={r.spec.name}" for slot, r in self.env.robots.items()) if self.multi else \
+            self.env.robot.spec.name
+        info = {"codebase_version": fmt.CODEBASE_VERSION, "robot_type": robot_type,
                 "total_episodes": n, "total_frames": self.total, "total_tasks": 1, "chunks_size": 1000,
                 "data_files_size_in_mb": 100, "video_files_size_in_mb": 200, "fps": self.fps,
                 "splits": {"train": f"0:{n}"}, "data_path": fmt.DATA_PATH,

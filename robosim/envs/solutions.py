@@ -33,6 +33,7 @@ import torch
 from robosim.agents import Robot
 from robosim.core.deprecation import REMOVED_IN, moved_names
 from robosim.core.rotations import axis_angle_matrix, matmul3, quat_to_matrix, quat_yaw, rotation_log, wrap_angle
+from robosim.envs.robots import is_multi_robot
 
 if TYPE_CHECKING:
     from robosim.envs.task import Task
@@ -88,7 +89,8 @@ class PhasePolicy:
     """Base of phase-machine policies (protocol: the module docstring).
 
     Attributes: task (the Task it solves), ctx (the task's TaskContext), robot
-    (ctx.robot), phase int64 (N,), timer int64 (N,) (control steps in the current
+    (ctx.robot; None for a multi-robot task), robots (ctx.robots, {slot: Robot}),
+    phase int64 (N,), timer int64 (N,) (control steps in the current
     phase). Subclasses implement `act()`."""
 
     def __init__(self, task: Task):
@@ -98,7 +100,9 @@ class PhasePolicy:
                                         f"{type(self).__name__}(env.task)")
         self.task = task
         self.ctx = task.ctx
-        self.robot = task.ctx.robot
+        self.robots = task.ctx.robots   # {slot: Robot}
+        # a multi-robot task's policy reads self.robots[slot]
+        self.robot = None if is_multi_robot(type(task)) else task.ctx.robot
         n, device = task.ctx.num_envs, task.ctx.device
         self.phase = torch.zeros(n, dtype=torch.int64, device=device)
         self.timer = torch.zeros(n, dtype=torch.int64, device=device)

@@ -146,11 +146,13 @@ class Task:
     def initialize_episode(self, env_idx: torch.Tensor, rng: BatchRandom) -> None:
         """Place robot and objects for the envs in env_idx (int64 (M,)); rng has M streams.
 
-        Default: robot at its rest pose with N(0, spec.rest_noise) rad noise on the arm joints."""
-        robot = self.robot
-        qpos = robot.rest_qpos(len(env_idx)).to(rng.device)
-        qpos[:, :robot.arm_dof] += rng.normal(0.0, robot.spec.rest_noise, (robot.arm_dof,))
-        self.robot.reset(qpos, env_idx)
+        Default: every robot (in slot order) at its rest pose with N(0, spec.rest_noise) rad
+        noise on the arm joints."""
+        for robot in self.ctx.robots.values():
+            qpos = robot.rest_qpos(len(env_idx)).to(rng.device)
+            qpos[:, robot.arm_start:robot.arm_start + robot.arm_dof] += rng.normal(0.0, robot.spec.rest_noise,
+                                                                                  (robot.arm_dof,))
+            robot.reset(qpos, env_idx)
 
     def before_control_step(self, action: torch.Tensor | None) -> None:
         """Each step, after the controller took `action` (float32 (N, A) clipped to the

@@ -18,8 +18,9 @@ def scripted(env) -> Callable[[Any], torch.Tensor]:
 def random(env, seed: int = 0) -> Callable[[Any], torch.Tensor]:
     """Uniform random actions within the action space, from a seeded generator."""
     gen = torch.Generator().manual_seed(seed)
-    low = torch.as_tensor(env.single_action_space.low)
-    high = torch.as_tensor(env.single_action_space.high)
+    space = getattr(env, "single_flat_action_space", env.single_action_space)   # a multi-robot env: flat view
+    low = torch.as_tensor(space.low)
+    high = torch.as_tensor(space.high)
 
     def act(obs):
         u = torch.rand((env.num_envs, len(low)), generator=gen)

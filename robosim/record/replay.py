@@ -132,7 +132,7 @@ def replay(path: str, video: str | None = None, render_size=(256, 256),
 def _replay_schedule(env, episodes, per_slot: list[list[int]], writer, mode: str, done) -> tuple:
     """Replay every slot's episodes back to back on the recording's schedule (module
     docstring). Returns (max abs error, first diverging step) per episode, file order."""
-    n, a = env.num_envs, env.single_action_space.shape[0]
+    n, a = env.num_envs, env.header()["action_dim"]   # a multi-robot env's flat view (robosim.envs.robots)
     errors, first = np.zeros(len(episodes)), np.full(len(episodes), -1)
     current: list[int | None] = [None] * n       # episode number running in each slot
     next_of = [0] * n

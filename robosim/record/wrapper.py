@@ -69,6 +69,7 @@ class RecordEpisode:
                 point_to_leftovers(os.path.dirname(os.path.abspath(os.fspath(out))))
                 break
         header = env.header()
+        self._action_dim = int(header["action_dim"])   # a multi-robot env's flat view, slots in order
         fps = header["control_freq"] if fps is None else fps
         self.video = VideoWriter(video, fps=fps) if video is not None else None
         try:
@@ -101,7 +102,7 @@ class RecordEpisode:
             state = self.env.get_state().cpu().numpy()
             for i, s in zip(env_idx.tolist(), seeds):
                 self._end_episode(i)
-                self._running[i] = _Running(i, s, state[i], self.single_action_space.shape[0])
+                self._running[i] = _Running(i, s, state[i], self._action_dim)
         self._reward[env_idx] = 0.0
         self._success[env_idx] = info["success"].cpu()[env_idx]
         self._add_frame()
@@ -111,7 +112,10 @@ class RecordEpisode:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if self.trajectory is not None:
             state = self.env.get_state().cpu().numpy()
-            n, a = self.num_envs, self.single_action_space.shape[0]
+            n, a = self.num_envs, self._action_dim
+            if isinstance(action, dict):   # a multi-robot env's {slot: (N, a_slot)}: stored as its flat view
+                action = torch.cat([torch.as_tensor(action[k]).detach().cpu().float()
+                                    for k in self.single_action_space.spaces], dim=1)
             if action is None:
                 act = np.full((n, a), np.nan, np.float32)   # "no control": replayed as step(None)
             else:
