@@ -5,9 +5,10 @@ can follow an orientation command (pd_ee_delta_pose among its control modes), it
 gripper's jaw-width range (GripperSpec.width_closed / width_open, m), a mobile base
 (`RobotSpec.mobile_base`), fingers (one per `RobotSpec.fingertip_links` entry) and its
 reach: `RobotSpec.reach` where the spec declares one, otherwise computed from the URDF
-chain as the sum of the distances between consecutive joint origins from the first
-movable joint to the TCP, an upper bound on how far the TCP gets from that joint (the
-reach centre). A task's Requirements
+chain: the largest distance of the TCP from the first movable joint (the reach centre)
+within the joint limits (`limited_reach`). A chain with prismatic joints (a mobile
+base) uses the sum of the distances between consecutive joint origins after that joint
+plus the prismatic travel, an upper bound. A task's Requirements
 hold for every robot whose capabilities meet them; `Requirements.missing` says which
 ones do not, as "needs X, has Y" sentences. Units: m; positions in the env frame.
 """
@@ -154,6 +155,63 @@ def _chain_reach(urdf_path: str, root_link: str, tip_link: str,
     return centre, reach   # type: ignore[return-value]
 
 
+def _joint_limits(urdf_path: str, names: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """float64 (lower, upper) of the named joints (rad); a continuous joint: [-pi, pi]."""
+    joints = {j.get("name"): j for j in ET.parse(urdf_path).getroot().findall("joint")}
+    bounds = []
+    for name in names:
+        limit = joints[name].find("limit")
+        if joints[name].get("type") == "continuous" or limit is None or limit.get("lower") is None:
+            bounds.append((-math.pi, math.pi))
+        else:
+            bounds.append((float(limit.get("lower")), float(limit.get("upper"))))
+    lower, upper = torch.tensor(bounds, dtype=torch.float64).unbind(1)
+    return lower, upper
+
+
+def limited_reach(urdf_path: str, root_link: str, tip_link: str, tip_offset: tuple[float, float, float],
+                  centre: tuple[float, float, float], samples: int = 2048, refine: int = 8,
+                  steps: int = 100) -> float | None:
+    """Largest distance (m) of the TCP from `centre` (root link frame) within the joint
+    limits: `samples` seeded uniform draws in the limits' box, the `refine` farthest
+    improved by projected gradient ascent on the chain's Jacobian. None for a chain
+    SerialChain cannot evaluate (prismatic joints) or without movable joints."""
+    from robosim.agents.kinematics import SerialChain
+
+    try:
+        chain = SerialChain(urdf_path, root_link, tip_link, tip_offset)
+    except ValueError:
+        return None
+    if chain.dof == 0:
+        return None
+    lower, upper = _joint_limits(urdf_path, chain.joint_names)
+    c = torch.tensor(centre, dtype=torch.float64)
+    q = lower + (upper - lower) * torch.rand(samples, chain.dof, dtype=torch.float64,
+                                             generator=torch.Generator().manual_seed(0))
+    distance = (chain.forward(q)[0] - c).norm(dim=1)
+    q = q[distance.topk(min(refine, samples)).indices]
+    best = float(distance.max())
+    step = 0.05   # rad along the normalized gradient, halved where a step does not help
+    step_rows = torch.full((len(q),), step, dtype=torch.float64)
+    jac, pos, _ = chain.jacobian(q)
+    current = (pos - c).norm(dim=1)
+    for _ in range(steps):
+        before = current
+        grad = (jac[:, :3].transpose(1, 2) @ (pos - c).unsqueeze(2)).squeeze(2)
+        trial = torch.clamp(q + step_rows.unsqueeze(1) * grad / grad.norm(dim=1, keepdim=True).clamp_min(1e-12),
+                            lower, upper)
+        trial_jac, trial_pos, _ = chain.jacobian(trial)
+        farther = (trial_pos - c).norm(dim=1) > current
+        q = torch.where(farther.unsqueeze(1), trial, q)
+        jac = torch.where(farther.view(-1, 1, 1), trial_jac, jac)
+        pos = torch.where(farther.unsqueeze(1), trial_pos, pos)
+        current = (pos - c).norm(dim=1)
+        step_rows = torch.where(farther, step_rows, step_rows / 2)
+        if float((current - before).max()) < 1e-5:   # converged to 0.01 mm
+            break
+    return max(best, float(current.max()))
+
+
 _CACHE: dict[RobotSpec, Capabilities] = {}
 
 
@@ -171,6 +229,8 @@ def robot_capabilities(spec: RobotSpec) -> Capabilities:
     fingers = len(getattr(spec, "fingertip_links", ()))
     urdf_path = RobotModel.for_spec(spec).urdf_path
     centre, reach = _chain_reach(urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
+    if spec.reach is None and reach > 0:
+        reach = limited_reach(urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset, centre) or reach
     if spec.reach is not None:
         if not (isinstance(spec.reach, (int, float)) and spec.reach > 0):
             raise ValueError(f"RobotSpec.reach of {spec.name!r} must be a number > 0 (m) or None, got {spec.reach!r}")
