@@ -43,7 +43,8 @@ STALL_STEPS = 24        # scripted: a turn still > 0.5 rad short by then is made
 @register_task("LiftPegUpright-v1")
 class LiftPegUprightTask(Task):
     instruction = "Stand the peg that lies on its side upright on the table."
-    requires = Requirements(min_arm_dof=6, gripper=True, min_gripper_opening=0.06,   # turns the held peg upright
+    # turns the held peg upright
+    requires = Requirements(min_arm_dof=6, gripper=True, parallel_gripper=True, min_gripper_opening=0.06,
                             workspace=((-0.1, -0.1, 0.02), (0.1, 0.1, 0.25)))
     scripted_success = {"panda": 0.98, "xarm7": 0.531}   # docs/robots.md
     max_episode_steps = 150

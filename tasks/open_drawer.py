@@ -48,7 +48,7 @@ class OpenDrawerTask(Task):
     instruction = "Pull the cabinet's drawer open by its handle."
     max_episode_steps = 100
     max_dense_reward = 3.0
-    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.03,
+    requires = Requirements(min_arm_dof=5, gripper=True, parallel_gripper=True, min_gripper_opening=0.03,
                             workspace=((-0.23, -0.1, 0.25), (0.05, 0.1, 0.29)))   # handle, pulled out 0.225 m
     scripted_success = {"panda": 1.0, "xarm7": 1.0}   # docs/robots.md
     # from the robot's side, to the front-left of the cabinet: the handle and the drawer's travel

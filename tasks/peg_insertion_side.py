@@ -73,7 +73,8 @@ def peg_object(half_length: float, half_width: float) -> RigidObject:
 @register_task("PegInsertionSide-v1")
 class PegInsertionSideTask(Task):
     instruction = "Pick up the peg and insert its orange head sideways into the hole in the box."
-    requires = Requirements(min_arm_dof=6, gripper=True, min_gripper_opening=0.06,   # turns the peg onto the hole axis
+    # turns the peg onto the hole axis
+    requires = Requirements(min_arm_dof=6, gripper=True, parallel_gripper=True, min_gripper_opening=0.06,
                             workspace=((-0.1, -0.3, 0.02), (0.1, 0.2, 0.2)))   # peg to the hole
     scripted_success = {"panda": 0.98, "xarm7": 0.75}   # docs/robots.md
     max_episode_steps = 150

@@ -56,7 +56,8 @@ class PickObjectTask(Task):
     max_episode_steps = 60
     max_dense_reward = 2.0
     randomizes_build = True
-    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.065,   # objects up to 6 cm across
+    # objects up to 6 cm across
+    requires = Requirements(min_arm_dof=5, gripper=True, parallel_gripper=True, min_gripper_opening=0.065,
                             workspace=((-0.1, -0.1, 0.015), (0.1, 0.1, 0.15)))
     scripted_success = {"panda": 1.0, "xarm7": 1.0, "so100": 0.446, "koch": 0.0}   # docs/robots.md
     parameters = {"pool_size": 4, "lift_height": 0.08}

@@ -58,7 +58,7 @@ def bin_shapes(color) -> list[Box]:
 @register_task("PlaceSphere-v1")
 class PlaceSphereTask(Task):
     instruction = "Pick up the sphere and place it in the bin."
-    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+    requires = Requirements(min_arm_dof=5, gripper=True, parallel_gripper=True, min_gripper_opening=0.05,
                             workspace=((-0.1, -0.1, 0.02), (0.1, 0.1, 0.1)))   # sphere and bin
     scripted_success = {"panda": 1.0, "xarm7": 1.0}   # docs/robots.md
     max_episode_steps = 50

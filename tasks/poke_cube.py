@@ -54,7 +54,8 @@ GOAL_BEYOND_CUBE = 0.05 + GOAL_RADIUS       # goal x - cube x (m)
 @register_task("PokeCube-v1")
 class PokeCubeTask(GoalPointMixin, Task):
     instruction = "Grasp the peg and use its head to poke the cube into the goal region."
-    requires = Requirements(min_arm_dof=6, gripper=True, min_gripper_opening=0.06,   # lines the peg up with the cube
+    # lines the peg up with the cube
+    requires = Requirements(min_arm_dof=6, gripper=True, parallel_gripper=True, min_gripper_opening=0.06,
                             workspace=((-0.1, -0.1, 0.02), (0.23, 0.1, 0.1)))   # peg, held until the cube is in
     scripted_success = {"panda": 0.943, "xarm7": 0.5}   # docs/robots.md
     max_episode_steps = 80

@@ -46,7 +46,8 @@ FENCE = 1.6                # fence half side around the env origin (m)
 @register_task("RollBall-v1")
 class RollBallTask(Task):
     instruction = "Hit the ball so that it rolls into the goal region."
-    requires = Requirements(min_arm_dof=3, workspace=((-0.32, -0.3, 0.035), (0.1, 0.3, 0.1)))   # wind-up to sweep end
+    # 6 joints: the fingers' side face turns toward the goal; workspace: wind-up to sweep end
+    requires = Requirements(min_arm_dof=6, workspace=((-0.32, -0.3, 0.035), (0.1, 0.3, 0.1)))
     scripted_success = {"panda": 1.0, "xarm7": 0.962}   # docs/robots.md
     max_episode_steps = 80
     max_dense_reward = 30.0

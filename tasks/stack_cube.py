@@ -29,7 +29,7 @@ MIN_SEPARATION = 0.1
 @register_task("StackCube-v1")
 class StackCubeTask(Task):
     instruction = "Stack the red cube on top of the green cube."
-    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+    requires = Requirements(min_arm_dof=5, gripper=True, parallel_gripper=True, min_gripper_opening=0.05,
                             workspace=((-0.1, -0.1, 0.02), (0.1, 0.1, 0.1)))   # both cubes, carried above B
     scripted_success = {"panda": 1.0, "xarm7": 0.877}   # docs/robots.md
     max_episode_steps = 80

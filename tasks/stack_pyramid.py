@@ -40,7 +40,7 @@ SIDE_GAP = 0.052        # A-B centre distance the reward and the scripted placem
 @register_task("StackPyramid-v1")
 class StackPyramidTask(Task):
     instruction = "Put the red cube next to the green cube, then the blue cube on top of both."
-    requires = Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
+    requires = Requirements(min_arm_dof=5, gripper=True, parallel_gripper=True, min_gripper_opening=0.05,
                             workspace=((-0.1, -0.2, 0.02), (0.1, 0.2, 0.12)))   # three cubes, carry height
     scripted_success = {"panda": 1.0, "xarm7": 1.0}   # docs/robots.md
     max_episode_steps = 160

@@ -2,7 +2,8 @@
 
 A robot's capabilities come from its RobotSpec: arm DOF (len(arm_joints)), whether it
 can follow an orientation command (pd_ee_delta_pose among its control modes), its
-gripper's jaw-width range (GripperSpec.width_closed / width_open, m), a mobile base
+gripper's jaw-width range (GripperSpec.width_closed / width_open, m) and whether both
+of its jaws move (a parallel gripper: two or more gripper joints), a mobile base
 (`RobotSpec.mobile_base`), fingers (one per `RobotSpec.fingertip_links` entry) and its
 reach: `RobotSpec.reach` where the spec declares one, otherwise computed from the URDF
 chain: the largest distance of the TCP from the first movable joint (the reach centre)
@@ -32,7 +33,8 @@ Box3 = tuple[tuple[float, float, float], tuple[float, float, float]]
 @dataclass(frozen=True)
 class Capabilities:
     """What one robot has. `gripper_width`: (closed, open) jaw gap in m, None without a
-    gripper; `reach`: m from the reach centre, which is `reach_origin` in the robot's
+    gripper; `parallel_gripper`: both jaws move, closing on the TCP (not one jaw against
+    a fixed one); `reach`: m from the reach centre, which is `reach_origin` in the robot's
     root link frame (`reach_centre` places it in the env frame for a base pose);
     `base_position` / `base_quat`: the spec's own base pose; `arm_dof` is 0 for a hand
     (its joints move fingers, not a TCP)."""
@@ -41,6 +43,7 @@ class Capabilities:
     arm_dof: int
     orientation_control: bool
     gripper_width: tuple[float, float] | None
+    parallel_gripper: bool
     reach: float
     reach_origin: tuple[float, float, float]
     base_position: tuple[float, float, float]
@@ -63,14 +66,16 @@ class Requirements:
     """What a task needs from a robot (defaults: nothing).
 
     `min_arm_dof`: arm joints; `gripper`: a gripper, opening to at least
-    `min_gripper_opening` m; `workspace`: ((x, y, z) low, high) box in the env frame (m)
-    that the TCP must be able to reach everywhere (the task's objects, goals and the
-    scripted solution's way points) from where the base starts, unless the task needs
-    `mobile_base` (the base then drives there); `min_fingers`."""
+    `min_gripper_opening` m, with both jaws moving if `parallel_gripper`; `workspace`:
+    ((x, y, z) low, high) box in the env frame (m) that the TCP must be able to reach
+    everywhere (the task's objects, goals and the scripted solution's way points) from
+    where the base starts, unless the task needs `mobile_base` (the base then drives
+    there); `min_fingers`."""
 
     min_arm_dof: int = 1
     gripper: bool = False
     min_gripper_opening: float = 0.0
+    parallel_gripper: bool = False
     workspace: Box3 | None = None
     mobile_base: bool = False
     min_fingers: int = 0
@@ -81,9 +86,10 @@ class Requirements:
             if len(low) != 3 or len(high) != 3 or any(lo > hi for lo, hi in zip(low, high)):
                 raise ValueError(f"Requirements.workspace must be ((x, y, z) low, (x, y, z) high) with low <= high, "
                                  f"got {self.workspace!r}")
-        if self.min_gripper_opening > 0 and not self.gripper:
-            raise ValueError(f"Requirements.min_gripper_opening needs gripper=True, got gripper={self.gripper!r} "
-                             f"and min_gripper_opening={self.min_gripper_opening!r}")
+        if (self.min_gripper_opening > 0 or self.parallel_gripper) and not self.gripper:
+            raise ValueError(f"Requirements.min_gripper_opening and parallel_gripper need gripper=True, got "
+                             f"gripper={self.gripper!r}, min_gripper_opening={self.min_gripper_opening!r}, "
+                             f"parallel_gripper={self.parallel_gripper!r}")
 
     def missing(self, caps: Capabilities, base_position: tuple[float, float, float] | None = None,
                 base_quat: tuple[float, float, float, float] | None = None) -> list[str]:
@@ -94,9 +100,13 @@ class Requirements:
             out.append(f"needs an arm with >= {self.min_arm_dof} joints, has {caps.arm_dof}")
         if self.gripper and caps.gripper_width is None:
             out.append("needs a gripper, has none")
-        elif self.gripper and caps.gripper_width[1] < self.min_gripper_opening:
-            out.append(f"needs a gripper opening to >= {self.min_gripper_opening:.3f} m, "
-                       f"has one opening to {caps.gripper_width[1]:.3f} m")
+        else:
+            if self.gripper and caps.gripper_width[1] < self.min_gripper_opening:
+                out.append(f"needs a gripper opening to >= {self.min_gripper_opening:.3f} m, "
+                           f"has one opening to {caps.gripper_width[1]:.3f} m")
+            if self.parallel_gripper and not caps.parallel_gripper:
+                out.append("needs a parallel gripper (both jaws move, closing on the TCP), has one moving jaw "
+                           "against a fixed one")
         if self.mobile_base and not caps.mobile_base:
             out.append("needs a mobile base, has a fixed one")
         if caps.fingers < self.min_fingers:
@@ -240,6 +250,7 @@ def robot_capabilities(spec: RobotSpec) -> Capabilities:
         robot=spec.name, arm_dof=0 if fingers else spec.arm_dof,   # a hand's joints move its fingers
         orientation_control="pd_ee_delta_pose" in spec.control_modes,
         gripper_width=None if grip is None else (grip.width_closed, grip.width_open),
+        parallel_gripper=grip is not None and len(grip.joints) >= 2,
         reach=reach, reach_origin=centre, base_position=tuple(spec.base_position),   # type: ignore[arg-type]
         base_quat=tuple(spec.base_quat),   # type: ignore[arg-type]
         mobile_base=mobile, fingers=fingers)

@@ -53,12 +53,13 @@ def test_an_unregistered_mani_skill_urdf_runs_the_cube_tasks():
 
 def test_capabilities_come_from_the_spec():
     caps = robot_capabilities(_panda_copy("my_arm"))
-    assert (caps.robot, caps.arm_dof, caps.orientation_control) == ("my_arm", 7, True)
+    assert (caps.robot, caps.arm_dof, caps.orientation_control, caps.parallel_gripper) == ("my_arm", 7, True, True)
     assert caps.gripper_width == (0.0, 0.08)   # the Franka hand's GripperSpec
     assert (caps.mobile_base, caps.fingers) == (False, 0)
     assert caps.reach_centre() == pytest.approx((-0.615, 0.0, 0.333))   # panda_joint1 is 0.333 m above the base
     so100 = robot_capabilities(get_robot_spec("so100"))
     assert (so100.arm_dof, so100.orientation_control, so100.gripper_width) == (5, False, (0.0066, 0.0835))
+    assert not so100.parallel_gripper   # one revolute jaw against a fixed one
     assert robot_capabilities(_panda_copy("declared", reach=0.855)).reach == 0.855   # a datasheet's
 
 
@@ -100,11 +101,17 @@ def test_five_joint_arms_are_refused_where_the_task_turns_the_gripper():
     with pytest.raises(ValueError, match="robot 'koch' cannot run LiftPegUprightTask: the task needs an arm with "
                                          ">= 6 joints, has 5"):
         check_robot_for_task(robosim.get_task("LiftPegUpright-v1"), "koch")
-    # PickCube only needs position control: so100 passes its requirements, and is refused
-    # only in the orientation mode it cannot follow
-    assert check_robot_for_task(robosim.get_task("PickCube-v1"), "so100").robot == "so100"
+    # PushCube needs the TCP's position only: so100 has what it needs, and is refused only
+    # in the orientation mode it cannot follow
+    assert check_robot_for_task(robosim.get_task("PushCube-v1"), "so100").robot == "so100"
     with pytest.raises(ValueError, match="control_mode must be one that robot 'so100' supports"):
-        robosim.make("PickCube-v1", num_envs=1, robot="so100", control_mode="pd_ee_delta_pose")
+        robosim.make("PushCube-v1", num_envs=1, robot="so100", control_mode="pd_ee_delta_pose")
+
+
+def test_one_jaw_grippers_are_refused_where_the_task_grasps():
+    with pytest.raises(ValueError, match="robot 'so100' cannot run PickCubeTask: the task needs a parallel gripper "
+                                         r"\(both jaws move, closing on the TCP\), has one moving jaw"):
+        robosim.make("PickCube-v1", num_envs=1, robot="so100", control_mode="pd_ee_delta_pos")
 
 
 def test_per_slot_requirements():
@@ -135,7 +142,7 @@ def test_supported_robots_is_deprecated_but_still_enforced():
 
 @pytest.mark.parametrize("kwargs, words", [
     (dict(workspace=((0.1, 0.0, 0.0), (0.0, 0.1, 0.1))), ["Requirements.workspace", "low <= high"]),
-    (dict(min_gripper_opening=0.05), ["min_gripper_opening needs gripper=True"]),
+    (dict(min_gripper_opening=0.05), ["min_gripper_opening and parallel_gripper need gripper=True"]),
 ])
 def test_bad_requirements_are_refused(kwargs, words):
     with pytest.raises(ValueError) as err:

@@ -73,7 +73,7 @@ def test_cap_stops_a_task_that_cannot_succeed(tmp_path):
     (["NoSuchTask-v1", "-n", "2"], "TASK must be a registered task"),
     (["PickCube-v1", "-n", "2", "--control-mode", "pd_joint_pos"], "control_mode must be one the scripted"),
     (["PickCube-v1", "-n", "2", "--control-mode", "fly"], "control_mode must be one the scripted"),
-    (["PickCube-v1", "-n", "2", "--robot", "koch"], "robot 'koch' cannot run PickCubeTask: the task needs a reach"),
+    (["PickCube-v1", "-n", "2", "--robot", "koch"], "robot 'koch' cannot run PickCubeTask: the task needs a parallel"),
     (["PickCube-v1", "-n", "2", "--task-param", "size=3"], "does not take the keyword argument(s) ['size']"),
     (["PickCube-v1", "-n", "2", "--max-tries", "1"], "max_tries must be an int >= 2, got 1"),
     (["PickCube-v1", "-n", "2", "--obs-mode", "rgb", "--sensor-size", "0x0"],

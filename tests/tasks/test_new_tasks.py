@@ -42,7 +42,7 @@ def test_registered():
 
 def test_robots_lacking_what_the_task_needs_are_refused():
     # the tasks ask for capabilities (Task.requires), not robot names
-    with pytest.raises(ValueError, match="robot 'koch' cannot run PushTTask: the task needs a reach of"):
+    with pytest.raises(ValueError, match="robot 'koch' cannot run PushTTask: the task needs an arm with >= 6 joints"):
         robosim.make("PushT-v1", num_envs=1, robot="koch", control_mode="pd_ee_delta_pos")
     panda = get_robot_spec("panda")
     no_hand = dataclasses.replace(panda, name="panda_without_hand", gripper=None, rest_qpos=panda.rest_qpos[:7])
