@@ -167,9 +167,6 @@ def resolve_target(event, parts: Any, declared_cameras) -> TermApplier | None:
         raise ValueError(f"randomization[{event.name!r}] sets property {event.property!r} of {event.target!r}, "
                          f"which sim_backend {parts.sim.backend!r} cannot change after the build (SAPIEN's GPU "
                          f"PhysX takes it only before gpu_init); use sim_backend 'physx_cpu' for this event")
-    if event.kind == "object" and event.property == "color" and parts.sim.batched_rendering and parts.sim.render:
-        refuse_unshown(event, parts.sim.backend, "SAPIEN's batched renderer shows the colours objects had when "
-                       "it was made, at the first render (issue 33's H100 run)")
     return TermApplier(event.term, target)
 
 

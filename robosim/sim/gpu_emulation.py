@@ -34,7 +34,7 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.sim.gpu_emulation_render import EmulatedRenderGroup
+from robosim.sim.gpu_emulation_render import EmulatedCudaArray, EmulatedRendering
 from robosim.sim.gpu_emulation_shared import cpu_system, share_planes
 from robosim.sim.scene import SubScene
 
@@ -45,27 +45,19 @@ STEP_NOT_INITIALIZED = "failed to step: gpu simulation is not initialized."
 SET_POSE_IGNORED = "setting pose does not affect PhysX GPU simulation."
 
 
-class EmulatedCudaArray:
-    """The part of SAPIEN's CudaArray robosim uses: `.torch()` gives the buffer itself."""
-
-    def __init__(self, tensor: torch.Tensor):
-        self._tensor = tensor
-
-    def torch(self) -> torch.Tensor:
-        return self._tensor
-
-
 def _physx_components(entity: sapien.Entity) -> list:
     return [c for c in entity.components if isinstance(c, sapien.physx.PhysxRigidBodyComponent)]
 
 
-class EmulatedGpuSystem:
+class EmulatedGpuSystem(EmulatedRendering):
     """PhysxGpuSystem's surface over one PhysxCpuSystem per sub-scene (module docstring)."""
 
     emulated = True
 
     def __init__(self, device: str | torch.device = "cpu"):
         self.device = torch.device(device)
+        if self.device.type == "cuda" and self.device.index is None:   # as SAPIEN's: "cuda:k", never bare "cuda"
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.config = sapien.physx.get_scene_config()   # a copy, taken now as SAPIEN's system does
         self.systems: list[sapien.physx.PhysxCpuSystem] = []
         self.scenes: list[SubScene] = []
@@ -387,21 +379,3 @@ class EmulatedGpuSystem:
             truth = self._rigid_truth.detach().cpu().numpy()
             for row in moved:
                 self._bodies[row].entity.set_pose(sapien.Pose(truth[row, :3], truth[row, 3:7]))
-
-    # -- rendering ------------------------------------------------------------------
-    def set_pose_batch_index(self, obj, row: int) -> None:
-        """SAPIEN's `set_gpu_pose_batch_index` on a render shape or camera, remembered:
-        the emulated render group moves only what has a row."""
-        obj.set_gpu_pose_batch_index(row)
-        self.batch_rows[id(obj)] = (obj, row)     # the object is held, so its id stays its own
-
-    def render_group(self, sub_scenes: list, poses: torch.Tensor) -> EmulatedRenderGroup:
-        """The render group, reading poses from `poses` (float32 (rows, 13), rows of
-        cuda_rigid_body_data first)."""
-        group = EmulatedRenderGroup(sub_scenes, self)
-        group.set_cuda_poses(EmulatedCudaArray(poses))
-        return group
-
-    def unfetched_pose_rows(self) -> bool:
-        """True when a body or link pose row was not fetched since the last step."""
-        return not bool(torch.isfinite(self.rigid[self._pose_rows, :7]).all())

@@ -4,23 +4,22 @@ SAPIEN's RenderSystemGroup renders all sub-scenes' copies of a camera in one cal
 once it exists, changes only what has a row in its pose buffer (SAPIEN 3.0.2,
 src/sapien_renderer/batched_render_system.cpp and .cu; docs/gpu.md lists each rule):
 
-  * at its creation every render system steps once (init, 183-186): every transform is
+  * at its creation every render system steps once (`init` 175-186): every transform is
     taken then;
-  * `update_render` (306-338) moves the render shapes and the cameras whose
+  * `update` (303-338) moves the render shapes and the cameras whose
     `set_gpu_pose_batch_index` named a row: world = row pose * the local pose they had
-    when the group (shapes, init 204-224) or their camera group (cameras,
-    createCameraBatch 264-279) was made; nothing else moves: a fixed camera, a light,
+    when the group (shapes, `init` 204-224) or their camera group (cameras,
+    `createCameraBatch` 280-287) was made; nothing else moves: a fixed camera, a light,
     a shape without a row keep their pose from the group's creation;
   * a camera group turns its cameras' auto-upload off after one render
     (camera_component.cpp gpuInit 469-487): their intrinsics and the scene's lights are
     what they were then;
-  * materials (object colours) are what they were at the camera group's creation: the
-    H100 run of issue 33 measured no change in the image (svulkan2's setBaseColor
-    uploads at once, so the source alone does not explain it; see docs/gpu.md).
+  * materials do change: svulkan2 uploads a base colour when it is set (an H100 run of
+    SAPIEN's RenderSystemGroup showed it, tests/gpu/test_batched_render_rules.py).
 
 The emulation renders each sub-scene's own render world with SAPIEN's per-scene camera,
-setting what SAPIEN would show (local poses, intrinsics, light colours, base colours)
-for the update or the picture, and restoring the user's values afterwards, so the
+setting what SAPIEN would show (local poses, intrinsics, light colours) for the update
+or the picture, and restoring the user's values afterwards, so the
 getters keep reporting what was set, as SAPIEN's do. It also keeps SAPIEN's checks: no
 render before the pose source is set, no scene changed after the group exists, and (an
 emulation check) no render from pose rows that were not fetched since the last step.
@@ -44,24 +43,8 @@ def _version(scene: sapien.Scene) -> tuple:
     return tuple(sorted((e.per_scene_id, len(e.components)) for e in scene.entities))
 
 
-def _shapes(scene: sapien.Scene) -> list:
-    return [(e, s) for e in scene.entities for c in e.components if isinstance(c, sapien.render.RenderBodyComponent)
-            for s in c.render_shapes]
-
-
 def _of(scene: sapien.Scene, kind) -> list:
     return [c for e in scene.entities for c in e.components if isinstance(c, kind)]
-
-
-def _materials(scene: sapien.Scene) -> list:
-    out, seen = [], set()
-    for _, shape in _shapes(scene):
-        for part in shape.parts if hasattr(shape, "parts") else [shape]:
-            material = part.material
-            if material is not None and id(material) not in seen:
-                seen.add(id(material))
-                out.append(material)
-    return out
 
 
 def _intrinsics(camera) -> tuple:
@@ -90,8 +73,9 @@ class _Restorer:
         self._undo.clear()
 
 
-class EmulatedPicture:
-    """A picture of every camera of a group: `.torch()` (N, H, W, C) on the device."""
+class EmulatedCudaArray:
+    """The part of SAPIEN's CudaArray robosim uses: `.torch()` gives the tensor itself
+    (a buffer, or a group's pictures (N, H, W, C) on the device)."""
 
     def __init__(self, tensor: torch.Tensor):
         self._tensor = tensor
@@ -116,7 +100,6 @@ class EmulatedCameraGroup:
         # gpuInit renders once with auto-upload, then turns it off: projection and lights stay
         self._intrinsics = [_intrinsics(c) for c in self.cameras]
         self._lights = [[(light, list(light.color)) for light in _of(c.entity.scene, _LIGHT)] for c in self.cameras]
-        self._colors = [[(m, list(m.base_color)) for m in _materials(c.entity.scene)] for c in self.cameras]
         group.camera_batch_created(self.cameras)
         self._pictures: dict[str, torch.Tensor] = {}
 
@@ -129,9 +112,6 @@ class EmulatedCameraGroup:
                              lambda v, c=camera: c.set_perspective_parameters(*v), self._intrinsics[k])
                 for light, color in self._lights[k]:
                     restorer.set(lambda li=light: list(li.color), lambda v, li=light: setattr(li, "color", v), color)
-                for material, color in self._colors[k]:
-                    if list(material.base_color) != color:
-                        restorer.set(lambda m=material: list(m.base_color), material.set_base_color, color)
                 camera.take_picture()
                 for name in self.picture_names:    # read before restoring: the render uses these values
                     frames[name].append(camera.get_picture(name))
@@ -143,12 +123,12 @@ class EmulatedCameraGroup:
                 stacked = stacked.astype(np.int32)
             self._pictures[name] = torch.from_numpy(stacked).to(self.device)
 
-    def get_picture_cuda(self, name: str) -> EmulatedPicture:
+    def get_picture_cuda(self, name: str) -> EmulatedCudaArray:
         if name not in self.picture_names:
             raise RuntimeError(f"failed to get picture: {name!r} is not among this group's {self.picture_names}")
         if name not in self._pictures:
             raise RuntimeError("failed to get picture: take_picture was not called (physx_gpu_emulated check)")
-        return EmulatedPicture(self._pictures[name])
+        return EmulatedCudaArray(self._pictures[name])
 
 
 class EmulatedRenderGroup:
@@ -243,3 +223,29 @@ class EmulatedRenderGroup:
             yield
         finally:
             restorer.restore()
+
+
+class EmulatedRendering:
+    """The rendering part of robosim.sim.gpu_emulation.EmulatedGpuSystem (its buffer
+    `rigid` and pose rows `_pose_rows` come from there)."""
+
+    batch_rows: dict
+    rigid: torch.Tensor
+    _pose_rows: torch.Tensor
+
+    def set_pose_batch_index(self, obj, row: int) -> None:
+        """SAPIEN's `set_gpu_pose_batch_index` on a render shape or camera, remembered:
+        the emulated render group moves only what has a row."""
+        obj.set_gpu_pose_batch_index(row)
+        self.batch_rows[id(obj)] = (obj, row)     # the object is held, so its id stays its own
+
+    def render_group(self, sub_scenes: list, poses: torch.Tensor) -> EmulatedRenderGroup:
+        """The render group, reading poses from `poses` (float32 (rows, 13), rows of
+        cuda_rigid_body_data first)."""
+        group = EmulatedRenderGroup(sub_scenes, self)
+        group.set_cuda_poses(EmulatedCudaArray(poses))
+        return group
+
+    def unfetched_pose_rows(self) -> bool:
+        """True when a body or link pose row was not fetched since the last step."""
+        return not bool(torch.isfinite(self.rigid[self._pose_rows, :7]).all())

@@ -211,8 +211,8 @@ def test_an_indexed_joint_apply_writes_the_first_articulations(sim):
     px.gpu_fetch_articulation_qpos()
     after = px.cuda_articulation_qpos.torch()[:, 0]
     row0, row2 = int(lever.index[0]), int(lever.index[2])
-    assert after[row0] == pytest.approx(0.3)                   # ...writes articulation 0
-    assert after[row2] == pytest.approx(float(before[row2]), abs=1e-6)
+    assert float(after[row0]) == pytest.approx(0.3)            # ...writes articulation 0
+    assert float(after[row2]) == pytest.approx(float(before[row2]), abs=1e-6)
     sim.buffers.stale()
 
 
@@ -263,7 +263,7 @@ def test_a_mounted_camera_follows_its_body_in_the_pose_buffer():
         gpu, cpu = sensors._gpu.params(), sensors.params()
         for name in ("on_cube", "fixed"):
             for key in ("intrinsic_cv", "extrinsic_cv", "cam2env_gl"):
-                assert gpu[name][key].device == scene.device
+                assert gpu[name][key].device == scene.device     # "cuda:k" on both sides
                 assert torch.allclose(gpu[name][key].cpu(), cpu[name][key].cpu(), atol=1e-4), (name, key)
         assert not torch.allclose(gpu["on_cube"]["cam2env_gl"][0], gpu["on_cube"]["cam2env_gl"][1])
     finally:
