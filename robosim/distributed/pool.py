@@ -7,9 +7,11 @@ cluster's nodes (Ray's "SPREAD" scheduling) unless `actor_options` says otherwis
 """
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
+from robosim.distributed import errors
 from robosim.distributed.errors import WorkerLostError, WorkerNotBuiltError, remote_error
 from robosim.distributed.sharding import Shard
 
@@ -34,6 +36,8 @@ class WorkerPool:
         self.actors = [remote_cls.options(**options).remote(*args) for args in worker_args]
         self.identities: list[dict[str, Any]] = [{} for _ in shards]
         self.restarts = [0] * len(shards)
+        self.exit_reasons: dict[int, str] = {}   # worker -> why its process last died (errors.exit_reason)
+        self._oom_kills = errors.oom_kills()
 
     def where(self, k: int) -> str:
         """"worker k (envs a-b) on host (pid p)" for messages."""
@@ -62,8 +66,9 @@ class WorkerPool:
                     lost.append(k)  # the call reached a restarted process before the driver noticed
                 else:
                     error = error or remote_error(self.where(k), k, err)
-            except RayActorError:
+            except RayActorError as err:
                 lost.append(k)
+                self.exit_reasons[k] = errors.exit_reason(err, self._oom_kills)
         if error is not None:
             raise error
         return results, lost
@@ -72,7 +77,8 @@ class WorkerPool:
         """submit + gather for calls where a dead worker is an error (build, render)."""
         results, lost = self.gather(self.submit(method, args))
         if lost:
-            raise WorkerLostError(f"{self.where(lost[0])} died during {method}()")
+            reason = self.exit_reasons.get(lost[0], "reason unknown")
+            raise WorkerLostError(f"{self.where(lost[0])} died during {method}(): {reason}")
         return results
 
     def wait_restarted(self, k: int) -> None:
@@ -97,9 +103,10 @@ class WorkerPool:
             except GetTimeoutError:
                 continue
             except ActorDiedError as err:
+                reason = self.exit_reasons.get(k) or errors.exit_reason(err, self._oom_kills)
                 raise WorkerLostError(f"{self.where(k)} died and Ray will not restart it "
                                       f"(max_restarts={self.max_restarts}, used {self.restarts[k]}): "
-                                      f"{str(err).splitlines()[0]}") from None
+                                      f"{reason}") from None
         self.restarts[k] += 1
 
     def close(self) -> None:
@@ -111,4 +118,7 @@ class WorkerPool:
                 ray.kill(actor, no_restart=True)
             except Exception:  # noqa: BLE001  (already gone, or Ray shut down first)
                 pass
+        for ident in self.identities:   # the killed workers' (empty) trace files on this host
+            if ident.get("host") == socket.gethostname():
+                errors.forget_last_words(ident["pid"])
         self.actors = []

@@ -7,6 +7,7 @@ here is stepped directly by users.
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import socket
 import time
@@ -16,7 +17,7 @@ import numpy as np
 import torch
 
 from robosim.core.tree import to_numpy_tree
-from robosim.distributed.errors import WorkerNotBuiltError
+from robosim.distributed.errors import WorkerNotBuiltError, forget_last_words, last_words_path
 from robosim.distributed.sharding import Shard
 
 
@@ -29,6 +30,9 @@ class ShardHost:
         """spec: the whole batch's EnvSpec.to_dict(); this shard builds its slice of it."""
         self.shard, self.spec = shard, spec
         self.env = None
+        # a fatal signal's trace, for the driver's WorkerLostError (errors.exit_reason)
+        self._last_words = open(last_words_path(os.getpid()), "w")  # noqa: SIM115  (open for the process's life)
+        faulthandler.enable(file=self._last_words)
 
     def identity(self) -> dict[str, Any]:
         """pid, hostname and Ray node id of this worker process."""
@@ -74,6 +78,7 @@ class ShardHost:
         if self.env is not None:
             self.env.close()
             self.env = None
+        forget_last_words(os.getpid())
 
 
 class VecShardWorker(ShardHost):
