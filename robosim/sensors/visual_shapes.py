@@ -79,7 +79,8 @@ class SceneVisuals:
     """Every visible render body of every env of a built SimScene (physx_cpu scenes with a
     render world: made with render_mode="rgb_array" or camera observations).
 
-    `bodies[i]` lists env i's VisualBody objects; `poses()` reads their poses."""
+    `bodies[i]` lists env i's VisualBody objects; `poses()` reads their poses (bodies
+    that cannot move are read once)."""
 
     def __init__(self, sim) -> None:
         if not getattr(sim, "render", False) or not hasattr(sim, "sub_scenes"):
@@ -103,12 +104,24 @@ class SceneVisuals:
             self.bodies.append(bodies)
             self._entities.append(entities)
 
-    def poses(self) -> list[np.ndarray]:
-        """Per env i, float32 (len(bodies[i]), 7) poses [x, y, z, qw, qx, qy, qz] in env i's
-        frame (m), as PhysX last computed them."""
-        out = []
-        for i, entities in enumerate(self._entities):
-            rows = np.array([np.concatenate([e.pose.p, e.pose.q]) for e in entities], np.float32).reshape(-1, 7)
-            rows[:, :3] -= self._origins[i]
-            out.append(rows)
+        self.env_of = np.array([i for i, b in enumerate(self.bodies) for _ in b], np.int64)   # (B,)
+        self._flat = [e for entities in self._entities for e in entities]
+        self._moving = [k for k, b in enumerate(b for bodies in self.bodies for b in bodies) if b.movable]
+        self._rows = np.zeros((len(self._flat), 7), np.float32)
+        self._read(range(len(self._flat)))
+
+    def _read(self, indices) -> None:
+        rows = self._rows
+        for k in indices:   # one Pose per entity, written in place: ~2x faster than stacking arrays
+            pose = self._flat[k].pose
+            rows[k, :3] = pose.p
+            rows[k, 3:] = pose.q
+
+    def poses(self) -> np.ndarray:
+        """float32 (B, 7): every drawn body's pose [x, y, z, qw, qx, qy, qz] in its env's
+        frame (m), as PhysX last computed it; rows in env order (env 0's bodies, then env
+        1's, ...; `env_of[k]` is row k's env). A fresh array."""
+        self._read(self._moving)
+        out = self._rows.copy()
+        out[:, :3] -= self._origins[self.env_of]
         return out

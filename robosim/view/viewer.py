@@ -2,38 +2,74 @@
 
 Scene graph (node names are the contract tests and users rely on):
   /env{i}                  env i's frame, placed on a grid (`spacing` m apart)
-  /env{i}/body{k}_{name}   one mesh node per visible render body of env i (robot links,
-                           task objects, goals), posed in env i's frame
-  /env{i}/tcp              the TCP frame (axes)
-  /env{i}/label            reward, success and sim_fault of env i's last step
+  /env{i}/label            success and sim_fault of env i's last step (the rewards are a
+                           table in the side panel: `reward_table`)
   /env{i}/contacts         contact points (only while `show_contacts` is on)
+  /bodies/{name}_{g}/mesh  one batched glTF mesh per body geometry (its coloured parts)
+                           with one instance per env holding that body (robot links, task
+                           objects, goals): viser sends all envs' poses of a body in one
+                           message, so a push costs tens of messages, not thousands
+  /tcp                     the TCP frames of every env (batched axes)
+`body_pose(i, name)` reads back the pose env i's body `name` was last drawn at.
 
 `update()` is what a training loop calls after each step: it returns at once when less
 than 1/hz s passed since the last push (frames are dropped, the step is never held up),
-else reads every pose once (robosim.sensors.visual_shapes) and sends the nodes whose
-pose changed, grouped so a browser applies them together.
+else reads every pose once (robosim.sensors.visual_shapes) and sends the parts whose
+poses changed, grouped so a browser applies them together.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
 import numpy as np
 import torch
+import trimesh
 
 from robosim.sensors.tiling import grid_shape
-from robosim.sensors.visual_shapes import SceneVisuals
+from robosim.sensors.visual_shapes import SceneVisuals, VisualBody
 from robosim.view.server import start_server
 
 POSE_TOLERANCE = 1e-6   # m / quaternion units: smaller changes are not sent
 
 
-def _rgb(rgba) -> tuple[int, int, int]:
-    return tuple(int(round(255 * min(max(c, 0.0), 1.0))) for c in rgba[:3])   # type: ignore[return-value]
-
-
 def _row(x: Any, i: int) -> Any:
     return x[i].item() if isinstance(x, torch.Tensor) else x[i]
+
+
+def _glb(body: VisualBody) -> bytes:
+    """The body's coloured parts as one binary glTF (one PBR material per part)."""
+    scene = trimesh.Scene()
+    for part in body.parts:
+        rgba = [int(round(255 * min(max(c, 0.0), 1.0))) for c in part.rgba]
+        material = trimesh.visual.material.PBRMaterial(baseColorFactor=rgba, metallicFactor=0.0, roughnessFactor=0.8,
+                                                       alphaMode="BLEND" if rgba[3] < 255 else None,
+                                                       doubleSided=True)
+        scene.add_geometry(trimesh.Trimesh(part.vertices, part.faces, process=False,
+                                           visual=trimesh.visual.TextureVisuals(material=material)))
+    return scene.export(file_type="glb")
+
+
+def _geometry_key(body: VisualBody) -> str:
+    digest = hashlib.sha1()
+    for part in body.parts:
+        digest.update(part.vertices.tobytes())
+        digest.update(part.faces.tobytes())
+        digest.update(np.asarray(part.rgba, np.float32).tobytes())
+    return f"{body.name}:{digest.hexdigest()}"
+
+
+class _BodyGroup:
+    """One body geometry and its instances: rows[m] = index of instance m in the flat
+    (all envs' bodies) pose array, envs[m] = its env."""
+
+    def __init__(self, body: VisualBody):
+        self.body = body
+        self.rows: list[int] = []
+        self.envs: list[int] = []
+        self.handles: list[Any] = []
+        self.pushed: np.ndarray | None = None
 
 
 class Viewer:
@@ -53,9 +89,12 @@ class Viewer:
         self.port, self.host = port, host
         self.show_contacts = False
         self._last_push = -np.inf
-        self._labels: list[str] = []
         self.frames_pushed = 0
-        self._build_scene()
+        try:
+            self._build_scene()
+        except BaseException:
+            self.server.stop()
+            raise
 
     @property
     def url(self) -> str:
@@ -65,34 +104,57 @@ class Viewer:
     def _build_scene(self) -> None:
         scene = self.server.scene
         n = self.env.num_envs
-        rows, cols = grid_shape(n)
-        self.env_nodes, self.body_nodes, self.tcp_nodes, self.label_nodes = [], [], [], []
-        self._movable: list[np.ndarray] = []
+        _, cols = grid_shape(n)
+        self.grid = np.array([[(i % cols) * self.spacing, -(i // cols) * self.spacing, 0.0] for i in range(n)],
+                             np.float32)   # (N, 3) where env i's frame is drawn
+        self.visible = np.ones(n, bool)
+        self.env_nodes, self.label_nodes, self._labels = [], [], []
         for i in range(n):
-            r, c = divmod(i, cols)
-            origin = (c * self.spacing, -r * self.spacing, 0.0)
-            self.env_nodes.append(scene.add_frame(f"/env{i}", show_axes=False, position=origin))
-            nodes = []
-            for k, body in enumerate(self._visuals.bodies[i]):
-                nodes.append(self._add_body(f"/env{i}/body{k}_{body.name}", body))
-            self.body_nodes.append(nodes)
-            self._movable.append(np.array([b.movable for b in self._visuals.bodies[i]], bool))
-            self.tcp_nodes.append(scene.add_frame(f"/env{i}/tcp", axes_length=0.08, axes_radius=0.004))
+            self.env_nodes.append(scene.add_frame(f"/env{i}", show_axes=False, position=self.grid[i]))
             self.label_nodes.append(scene.add_label(f"/env{i}/label", f"env {i}", position=(0.0, 0.0, 0.9)))
             self._labels.append(f"env {i}")
-        self._pushed = [np.full((len(b), 7), np.inf, np.float32) for b in self.body_nodes]
+        groups: dict[str, _BodyGroup] = {}
+        self._where: dict[tuple[int, str], tuple[_BodyGroup, int]] = {}   # (env, body name) -> group, instance
+        row = 0
+        for i, bodies in enumerate(self._visuals.bodies):
+            for body in bodies:
+                group = groups.setdefault(_geometry_key(body), _BodyGroup(body))
+                self._where.setdefault((i, body.name), (group, len(group.rows)))
+                group.rows.append(row)
+                group.envs.append(i)
+                row += 1
+        self.groups = list(groups.values())
+        poses = self._visuals.poses()
+        scene.add_frame("/bodies", show_axes=False)
+        for g, group in enumerate(self.groups):
+            name = f"/bodies/{group.body.name}_{g}"
+            scene.add_frame(name, show_axes=False)
+            positions, wxyzs = self._instances(group, poses)
+            group.handles.append(scene.add_batched_glb(f"{name}/mesh", _glb(group.body), wxyzs, positions,
+                                                       lod="off"))
+            group.pushed = poses[group.rows]
+        tcp = self.env.robot.tcp_pose().cpu().numpy()
+        self.tcp_node = scene.add_batched_axes("/tcp", tcp[:, 3:], tcp[:, :3] + self.grid, axes_length=0.08,
+                                               axes_radius=0.004)
         self.contact_nodes: list[Any] = [None] * n
-        self.update(force=True)
+        self.reward_table = self.server.gui.add_markdown("")
+        self._last_push = time.perf_counter()   # the scene as built is the first frame
 
-    def _add_body(self, name: str, body):
-        """One node per body: a frame holding one mesh child per coloured part."""
-        scene = self.server.scene
-        node = scene.add_frame(name, show_axes=False)
-        for j, part in enumerate(body.parts):
-            opacity = float(part.rgba[3]) if part.rgba[3] < 1.0 else None
-            scene.add_mesh_simple(f"{name}/part{j}", part.vertices, part.faces, color=_rgb(part.rgba),
-                                  opacity=opacity, side="double")
-        return node
+    def _instances(self, group: _BodyGroup, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = poses[group.rows]
+        return rows[:, :3] + self.grid[group.envs], np.ascontiguousarray(rows[:, 3:])
+
+    def body_pose(self, env_index: int, name: str) -> np.ndarray:
+        """float32 (7,) pose [x, y, z, qw, qx, qy, qz] in env `env_index`'s frame at which
+        its body `name` was last drawn (KeyError for a body the env does not have)."""
+        group, m = self._where[(env_index, name)]
+        handle = group.handles[0]
+        position = np.asarray(handle.batched_positions[m], np.float32) - self.grid[env_index]
+        return np.concatenate([position, np.asarray(handle.batched_wxyzs[m], np.float32)])
+
+    def body_names(self, env_index: int) -> list[str]:
+        """The names of env `env_index`'s drawn bodies."""
+        return [body.name for body in self._visuals.bodies[env_index]]
 
     # -- updates --------------------------------------------------------------------------
     def update(self, reward: Any = None, info: dict | None = None, force: bool = False) -> bool:
@@ -106,34 +168,42 @@ class Viewer:
         poses = self._visuals.poses()
         tcp = self.env.robot.tcp_pose().cpu().numpy()
         with self.server.atomic():
-            for i, (rows, nodes) in enumerate(zip(poses, self.body_nodes)):
-                changed = np.abs(rows - self._pushed[i]).max(axis=1) > POSE_TOLERANCE
-                for k in np.flatnonzero(changed):
-                    nodes[k].position = rows[k, :3]
-                    nodes[k].wxyz = rows[k, 3:]
-                self._pushed[i][changed] = rows[changed]
-                self.tcp_nodes[i].position = tcp[i, :3]
-                self.tcp_nodes[i].wxyz = tcp[i, 3:]
+            for group in self.groups:
+                rows = poses[group.rows]
+                if group.pushed is not None and np.abs(rows - group.pushed).max() <= POSE_TOLERANCE:
+                    continue
+                positions, wxyzs = self._instances(group, poses)
+                for handle in group.handles:
+                    handle.batched_positions = positions
+                    handle.batched_wxyzs = wxyzs
+                group.pushed = rows
+            self.tcp_node.batched_positions = tcp[:, :3] + self.grid
+            self.tcp_node.batched_wxyzs = np.ascontiguousarray(tcp[:, 3:])
             self._update_labels(reward, info)
             self._update_contacts()
         self.frames_pushed += 1
         return True
 
     def _update_labels(self, reward: Any, info: dict | None) -> None:
+        """The 3-D labels say success and sim_fault (they change seldom: one message each
+        when they do); the rewards of all envs go to one table in the side panel."""
         if reward is None and info is None:
             return
+        info = info or {}
         for i, node in enumerate(self.label_nodes):
             parts = [f"env {i}"]
-            if reward is not None:
-                parts.append(f"reward {float(_row(reward, i)):.3f}")
-            if info is not None and "success" in info:
-                parts.append("success" if bool(_row(info["success"], i)) else "no success")
-            if info is not None and "sim_fault" in info and int(_row(info["sim_fault"], i)):
+            if "success" in info and bool(_row(info["success"], i)):
+                parts.append("success")
+            if "sim_fault" in info and int(_row(info["sim_fault"], i)):
                 parts.append(f"sim_fault {int(_row(info['sim_fault'], i))}")
             text = "  ".join(parts)
             if text != self._labels[i]:
                 node.text = text
                 self._labels[i] = text
+        if reward is not None:
+            rows = [f"| {i} | {float(_row(reward, i)):.3f} | {'yes' if 'success' in self._labels[i] else ''} |"
+                    for i in range(self.env.num_envs)]
+            self.reward_table.content = "\n".join(["| env | reward | success |", "|---|---|---|", *rows])
 
     def _update_contacts(self) -> None:
         if not self.show_contacts:
@@ -150,9 +220,18 @@ class Viewer:
                 f"/env{i}/contacts", rows[:, :3].astype(np.float32), colors, point_size=0.015, point_shape="circle")
 
     def set_env_visible(self, env_index: int | None) -> None:
-        """Show only env `env_index` (at the grid's origin cell), or every env (None)."""
+        """Show only env `env_index`, or every env (None); hidden envs' bodies and TCP
+        frames are drawn at scale 0."""
+        self.visible = np.arange(self.env.num_envs) == env_index if env_index is not None else \
+            np.ones(self.env.num_envs, bool)
         for i, node in enumerate(self.env_nodes):
-            node.visible = env_index is None or i == env_index
+            node.visible = bool(self.visible[i])
+        with self.server.atomic():
+            for group in self.groups:
+                scales = self.visible[group.envs].astype(np.float32)
+                for handle in group.handles:
+                    handle.batched_scales = scales
+            self.tcp_node.batched_scales = self.visible.astype(np.float32)
 
     def close(self) -> None:
         """Stop the server (the env is left as it is)."""

@@ -32,12 +32,6 @@ def playback(trajectory, port):
     p.close()
 
 
-def cube_node_position(viewer, i: int) -> np.ndarray:
-    names = [n for n in viewer.server.scene._handle_from_node_name if n.startswith(f"/env{i}/body")
-             and n.endswith("_cube")]
-    return viewer.server.scene._handle_from_node_name[names[0]].position
-
-
 def test_states_are_written_and_shown(playback):
     assert len(playback.file) == 2
     for episode in range(2):
@@ -47,7 +41,7 @@ def test_states_are_written_and_shown(playback):
             i = recorded.env_index
             np.testing.assert_array_equal(playback.env.get_state()[i].numpy(), recorded.states[t])
             cube = playback.env.sim.actors["cube"].pose()[i].numpy()
-            np.testing.assert_allclose(cube_node_position(playback.viewer, i), cube[:3], atol=1e-6)
+            np.testing.assert_allclose(playback.viewer.body_pose(i, "cube")[:3], cube[:3], atol=1e-6)
             assert [n.visible for n in playback.viewer.env_nodes] == [k == i for k in range(2)]
 
 

@@ -18,13 +18,6 @@ def nodes(viewer) -> set[str]:
     return set(viewer.server.scene._handle_from_node_name)
 
 
-def node_of(viewer, i: int, body: str):
-    """The mesh-holding node of env i's body `body` (/env{i}/body{k}_{body})."""
-    found = [name for name in nodes(viewer) if name.startswith(f"/env{i}/body") and name.endswith(f"_{body}")]
-    assert len(found) == 1, (body, found)
-    return viewer.server.scene._handle_from_node_name[found[0]]
-
-
 @pytest.fixture
 def viewer(env, port):
     env.reset(seed=0)
@@ -34,13 +27,19 @@ def viewer(env, port):
 
 
 def test_a_node_per_body_of_every_env(env, viewer):
+    """Every body is a batched mesh node (its coloured parts as one glTF) with one instance per env."""
     links = env.sim.articulations["panda"].link_names
-    for i in range(env.num_envs):
-        for name in ["cube", "goal", "panda_hand", "panda_leftfinger", "panda_link3"]:
-            assert name in links or name in env.sim.actors
-            node = node_of(viewer, i, name)
-            assert any(n.startswith(node.name + "/part") for n in nodes(viewer))   # holds its meshes
-        assert f"/env{i}/tcp" in nodes(viewer) and f"/env{i}/label" in nodes(viewer)
+    for name in ["cube", "goal", "panda_hand", "panda_leftfinger", "panda_link3"]:
+        assert name in links or name in env.sim.actors
+        body_nodes = [n for n in nodes(viewer) if n.startswith(f"/bodies/{name}_") and n.endswith("/mesh")]
+        assert len(body_nodes) == 1, (name, body_nodes)
+        mesh = viewer.server.scene._handle_from_node_name[body_nodes[0]]
+        assert len(mesh.batched_positions) == env.num_envs
+        for i in range(env.num_envs):
+            assert name in viewer.body_names(i)
+            assert viewer.body_pose(i, name).shape == (7,)
+    assert "/tcp" in nodes(viewer) and len(viewer.tcp_node.batched_positions) == env.num_envs
+    assert all(f"/env{i}/label" in nodes(viewer) for i in range(env.num_envs))
     assert viewer.url == f"http://127.0.0.1:{viewer.port}"
 
 
@@ -52,14 +51,25 @@ def test_poses_follow_the_env(env, viewer):
     assert viewer.update(force=True)
     for i in range(env.num_envs):
         cube = env.sim.actors["cube"].pose()[i].numpy()
-        np.testing.assert_allclose(node_of(viewer, i, "cube").position, cube[:3], atol=1e-6)
+        np.testing.assert_allclose(viewer.body_pose(i, "cube")[:3], cube[:3], atol=1e-6)
         hand = env.sim.articulations["panda"].link_pose("panda_hand")[i].numpy()
-        np.testing.assert_allclose(node_of(viewer, i, "panda_hand").position, hand[:3], atol=1e-6)
-        np.testing.assert_allclose(np.abs(node_of(viewer, i, "panda_hand").wxyz @ hand[3:]), 1.0, atol=1e-5)
+        drawn = viewer.body_pose(i, "panda_hand")
+        np.testing.assert_allclose(drawn[:3], hand[:3], atol=1e-6)
+        np.testing.assert_allclose(abs(drawn[3:] @ hand[3:]), 1.0, atol=1e-5)
         tcp = env.robot.tcp_pose()[i].numpy()
-        np.testing.assert_allclose(viewer.tcp_nodes[i].position, tcp[:3], atol=1e-6)
-    # envs sit on a grid: env 1's frame is beside env 0's
+        np.testing.assert_allclose(viewer.tcp_node.batched_positions[i] - viewer.grid[i], tcp[:3], atol=1e-5)
+    # envs sit on a grid: env 1's frame is beside env 0's, and so are its bodies
     assert np.linalg.norm(viewer.env_nodes[1].position - viewer.env_nodes[0].position) > 1.0
+    part = viewer.groups[0].handles[0]
+    assert np.linalg.norm(part.batched_positions[1] - part.batched_positions[0]) > 1.0
+
+
+def test_showing_one_env_hides_the_others(env, viewer):
+    viewer.set_env_visible(1)
+    assert [n.visible for n in viewer.env_nodes] == [False, True]
+    assert all(list(h.batched_scales) == [0.0, 1.0] for g in viewer.groups for h in g.handles)
+    viewer.set_env_visible(None)
+    assert all(list(h.batched_scales) == [1.0, 1.0] for g in viewer.groups for h in g.handles)
 
 
 def test_updates_are_dropped_inside_the_rate_limit(env, port):
@@ -77,8 +87,9 @@ def test_labels_show_reward_success_and_fault(env, viewer):
     reward = torch.tensor([0.5, -1.25])
     info = {"success": torch.tensor([True, False]), "sim_fault": torch.tensor([0, 3], dtype=torch.int8)}
     viewer.update(reward, info, force=True)
-    assert viewer.label_nodes[0].text == "env 0  reward 0.500  success"
-    assert viewer.label_nodes[1].text == "env 1  reward -1.250  no success  sim_fault 3"
+    assert viewer.label_nodes[0].text == "env 0  success"
+    assert viewer.label_nodes[1].text == "env 1  sim_fault 3"
+    assert viewer.reward_table.content.splitlines()[2:] == ["| 0 | 0.500 | yes |", "| 1 | -1.250 |  |"]
 
 
 def test_contact_overlay_appears_and_disappears(env, viewer):
@@ -130,6 +141,6 @@ def test_a_client_disconnecting_stops_nothing(env, viewer):
         env.step(torch.zeros(env.action_space.shape))
         assert viewer.update(force=True)
     cube = env.sim.actors["cube"].pose()[0].numpy()
-    np.testing.assert_allclose(node_of(viewer, 0, "cube").position, cube[:3], atol=1e-6)
+    np.testing.assert_allclose(viewer.body_pose(0, "cube")[:3], cube[:3], atol=1e-6)
     with websockets.sync.client.connect(url, subprotocols=protocol) as again:
         assert again.recv(timeout=30)
