@@ -1,5 +1,5 @@
-"""Render one frame of every shipped robot (Reach-v1 at its rest pose, seed 0) and tile
-them into one labelled PNG.
+"""Render one frame of every shipped robot (Reach-v1 at its rest pose, seed 0; a hand in
+the first task that names it as its default robot) and tile them into one labelled PNG.
 
     .venv/bin/python examples/robot_gallery.py docs/images/robots.png [--size 256]
 
@@ -15,7 +15,9 @@ import imageio.v2 as imageio
 import numpy as np
 
 import robosim
+import robosim_tasks  # noqa: F401  (registers the built-in tasks, the hands' included)
 from robosim.agents import get_robot_spec
+from robosim.envs.registry import get_task
 from robosim.sensors.tiling import draw_text, hstack_padded
 
 
@@ -26,14 +28,24 @@ def robot_frame(name: str, size: int) -> np.ndarray:
     # frame scaled by the base-to-workspace distance (a proxy for the arm's size)
     camera = dict(width=size, height=size, target_position=(base_x / 2, 0.0, 0.03 + 0.4 * abs(base_x)),
                   distance=0.15 + 1.6 * abs(base_x), yaw=215.0, pitch=-20.0)
-    env = robosim.make("Reach-v1", num_envs=1, robot=name, render_mode="rgb_array", render_camera=camera)
+    task = "Reach-v1"
+    if spec.is_hand:   # a hand runs no arm task: its own task, framed around the hand
+        task = next(t for t in robosim.list_tasks() if get_task(t).default_robot == name)
+        z = spec.base_position[2]
+        camera.update(target_position=(0.0, 0.0, z * 0.7), distance=0.45)
+    elif spec.mobile_base is not None:   # a whole mobile manipulator, about 1.1 m tall
+        camera.update(target_position=(base_x, 0.0, 0.55), distance=2.2)
+    env = robosim.make(task, num_envs=1, robot=name, render_mode="rgb_array", render_camera=camera)
     try:
         env.reset(seed=0)
         frame = env.render()[0].cpu().numpy()
     finally:
         env.close()
+    if spec.is_hand:
+        return draw_text(frame, [name, f"{spec.arm_dof}-joint hand, {len(spec.fingertip_links)} fingers"])
     grip = f"{len(spec.gripper.joints)}-joint gripper" if spec.gripper else "no gripper"
-    return draw_text(frame, [name, f"{spec.arm_dof}-DOF arm, {grip}"])
+    base = ", mobile base" if spec.mobile_base else ""
+    return draw_text(frame, [name, f"{spec.arm_dof}-DOF arm, {grip}{base}"])
 
 
 def main() -> None:

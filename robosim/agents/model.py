@@ -20,6 +20,9 @@ from robosim.agents.spec import RobotSpec, ToolMount
 from robosim.core.atomic import write_bytes_atomic
 
 _MESH_TAGS = ("mesh",)
+# static friction, dynamic friction, restitution of a hand's fingertip links (ManiSkill3's
+# allegro and dclaw tips)
+FINGERTIP_MATERIAL = (2.0, 1.0, 0.0)
 _CACHE_DIR = os.path.join(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "~/.cache")), "robosim", "robots")
 
 
@@ -99,7 +102,7 @@ class RobotModel:
         self.urdf_path = path
         links = {link.get("name") for link in root.findall("link")}
         joints = {j.get("name") for j in root.findall("joint") if j.get("type") != "fixed"}
-        for kind, names, known in (("link", (spec.root_link, spec.tcp_link), links),
+        for kind, names, known in (("link", (spec.root_link, spec.tcp_link) + spec.fingertip_links, links),
                                    ("joint", spec.joint_names, joints)):
             missing = [n for n in names if n not in known]
             if missing:
@@ -124,6 +127,8 @@ class RobotModel:
             if self.spec.gripper is not None:
                 for link in self.spec.gripper.pad_links:
                     loader.set_link_material(link, *self.spec.gripper.pad_material)
+            for link in self.spec.fingertip_links:
+                loader.set_link_material(link, *FINGERTIP_MATERIAL)
             try:
                 builders, actors, _ = loader.parse(self.urdf_path)
             except Exception as exc:   # urchin raises plain Exceptions / ValueErrors / KeyErrors

@@ -55,6 +55,9 @@ class Robot:
         self.base_quat = torch.tensor(quat, dtype=torch.float32)
         self._base_quat_wxyz = quat   # float64, as given: the build pose
         self._base_rotated = quat != (1.0, 0.0, 0.0, 0.0)
+        if self._base_rotated and spec.mobile_base is not None:
+            raise ValueError(f"base_quat of robot {spec.name!r} must be (1, 0, 0, 0): a mobile base turns with its "
+                             f"yaw joint, got {quat!r}")
         # end-effector actions along env axes of a yawed base are turned into base axes
         self._turns_ee_axes = self._base_rotated and control_mode in ("pd_ee_delta_pos", "pd_ee_delta_pose")
         # a hand's finger joints form a tree: no chain, its tcp is the palm link's pose
