@@ -1,10 +1,11 @@
 """TwoArmHandover-v1: one panda lifts a block and hands it to the other, which places it
 on a target.
 
-The block (4 x 16 x 4 cm, lying with its long side across the arms) starts in front of
-"left" (y = +0.3 m) and out of "right"'s reach (y = -0.3 m); the target (a flat marker
-on the ground) is in front of "right" and out of "left"'s reach, so the block has to
-change hands in the air. Each arm grasps its own end of the block (5 cm from the centre).
+The block (4 x 24 x 4 cm, 38 g, lying with its long side across the arms) starts in
+front of "left" (y = +0.3 m); the target (a flat marker on the ground) is in front of
+"right" (y = -0.3 m), about 0.5 m away, so the block changes hands in the air at
+(0, 0, 0.2) m. Each arm grasps its own end of the block, 8 cm from the centre (closer,
+the two hands touch).
 
 Success: the block's centre within 3 cm of the target in xy, resting on the ground
 (centre below 2.5 cm), and both arms at rest (|arm qvel| < 0.2 rad/s).

@@ -2,7 +2,7 @@
 
 The bar (50 x 4 x 4 cm, 0.8 kg, long side across the two arms) lies on the ground in
 front of both robots ("left" at y = +0.3 m, "right" at y = -0.3 m; robosim.envs.robots
-slots). Held by one end, it tips (its weight pulls 1.6 N m about the one grip): lifting
+slots). Held by one end, it tips (its weight pulls 1.4 N m about the one grip, 18 cm from its centre): lifting
 it level needs both arms.
 
 Success: the bar's centre at least 10 cm above its resting height and its long axis
