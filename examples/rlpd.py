@@ -183,11 +183,13 @@ def demo_transitions(env, starts: DemoStarts, sigma: float) -> Transitions:
     episode re-simulated from its seed with its executed actions, env.num_envs at a time."""
     n, act_dim = env.num_envs, env.single_action_space.shape[0]
     episodes = starts.episodes
-    out = Transitions(max(sum(starts.lengths), 1), env.single_observation_space.shape[0], act_dim)
+    out = None
     for first in range(0, len(episodes), n):
         batch = episodes[first:first + n]
         idx = list(range(len(batch)))
         obs = starts.apply(env, idx, list(range(first, first + len(batch))), [0] * len(batch))
+        if out is None:
+            out = Transitions(sum(starts.lengths), flatten_obs(obs).shape[1], act_dim)
         executed = [executed_actions(e, sigma) for e in batch]
         for t in range(max(e.length for e in batch)):
             action = torch.zeros(n, act_dim)

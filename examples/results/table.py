@@ -2,6 +2,7 @@
 
     python examples/results/table.py            # markdown table on stdout
     python examples/results/table.py --check docs/learning.md
+    python examples/results/table.py --tasks    # the 15-task table (tasks.json)
 
 Every directory beside this file with a log.json (written by robosim.rollout.RunLog:
 examples/ppo.py, examples/sac.py, sb3_reach.py) is one row. Runs whose commands differ
@@ -10,6 +11,11 @@ more seeds the median and range of env steps and wall time to >= 90%, the lowest
 success after that over all seeds, and the highest 1-minute load average logged during
 the runs (to tell runs alone on the machine from shared ones). --check exits 1 when a
 file does not contain the tables exactly as printed (the docs test runs it).
+
+--tasks prints instead the one-row-per-task table of examples/results/tasks.json (the
+best recorded recipe of each built-in task, its seeds, env steps and wall time to >= 90%,
+or how far it got and what limits it); tests/test_sac_results_table.py checks it
+against the run logs it names and docs/learning.md against its output.
 """
 from __future__ import annotations
 
@@ -197,18 +203,31 @@ def table(results_dir: str = HERE) -> str:
     return "\n".join(lines)
 
 
+TASK_COLUMNS = [("task", "task"), ("recipe", "recipe"), ("seeds", "seeds"), ("reached", "seeds reaching >= 90%"),
+                ("to_level", "env steps and wall time to >= 90%"), ("otherwise", "how far otherwise"),
+                ("limit", "what limits it"), ("source", "source")]
+
+
+def tasks_table(path: str = os.path.join(HERE, "tasks.json")) -> str:
+    """The markdown table of tasks.json's rows, in file order."""
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    return "\n".join(_markdown(rows, TASK_COLUMNS))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", nargs="*", metavar="FILE", help="files that must contain the table verbatim")
+    p.add_argument("--tasks", action="store_true", help="the one-row-per-task table of tasks.json instead")
     args = p.parse_args(argv)
-    text = table()
+    text = tasks_table() if args.tasks else table()
     if args.check is None:
         print(text)
         return 0
     stale = [path for path in args.check if text not in open(path).read()]
     for path in stale:
         print(f"{path} does not contain the current table; paste the output of "
-              f"`python examples/results/table.py` into it", file=sys.stderr)
+              f"`python examples/results/table.py{' --tasks' if args.tasks else ''}` into it", file=sys.stderr)
     return 1 if stale else 0
 
 
