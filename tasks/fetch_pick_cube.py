@@ -22,8 +22,9 @@ Task obs (env frame): obj_pose (N, 7), tcp_to_obj_pos (N, 3) m, base_pose (N, 3)
 Scripted solution (FetchPickCubePolicy, pd_ee_delta_pose): drive forward with the
 heading held at 0 until the base is REACH m behind the cube in x, turning the gripper to
 point down across the cube's faces on the way; then the arm goes above the cube, down,
-closes for 5 steps and lifts 15 cm (base still). tests/tasks/test_hands_and_fetch_tasks.py
-runs it.
+closes for 5 steps and lifts 15 cm (base still). Measured: fetch 100% (64/64, `robosim eval
+FetchPickCube-v1 --episodes 64 --num-envs 16`, seed 0; 62.8 steps per episode on
+average); tests/tasks/test_hands_and_fetch_tasks.py runs it on 4 envs.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ class FetchPickCubeTask(Task):
     instruction = "Drive to the table, pick up the cube and lift it."
     default_robot = "fetch"
     requires = Requirements(min_arm_dof=6, gripper=True, min_gripper_opening=0.05, mobile_base=True)
+    scripted_success = {"fetch": 1.0}   # 64/64 (docstring)
     default_control_mode = "pd_ee_delta_pose"
     robot_base_position = (BASE_X, 0.0, 0.0)
     max_episode_steps = 120
