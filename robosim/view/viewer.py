@@ -137,8 +137,20 @@ class Viewer:
         self.tcp_node = scene.add_batched_axes("/tcp", tcp[:, 3:], tcp[:, :3] + self.grid, axes_length=0.08,
                                                axes_radius=0.004)
         self.contact_nodes: list[Any] = [None] * n
+        self._frame_camera()
         self.reward_table = self.server.gui.add_markdown("")
         self._last_push = time.perf_counter()   # the scene as built is the first frame
+
+    def _frame_camera(self) -> None:
+        """New browsers start looking at the grid's centre from the front-right, far enough
+        back to see every env (z up, as in the envs)."""
+        low, high = self.grid.min(axis=0), self.grid.max(axis=0)
+        centre = (low + high) / 2 + np.array([-0.3, 0.0, 0.15], np.float32)   # robots stand at x < 0
+        reach = 0.9 + 0.45 * float(np.linalg.norm(high - low))
+        camera = self.server.initial_camera
+        camera.up = (0.0, 0.0, 1.0)
+        camera.look_at = tuple(float(c) for c in centre)
+        camera.position = tuple(float(c) for c in centre + reach * np.array([0.9, -0.9, 0.7]))
 
     def _instances(self, group: _BodyGroup, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = poses[group.rows]
