@@ -51,6 +51,8 @@ def add_bench_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--isolation", action="store_true",
                    help="also time physics_isolation='separate' against 'shared', and the per-step "
                         "fault check on vs off, at N = 16, 64")
+    p.add_argument("--viewer", action="store_true",
+                   help="also time a browser viewer attached (robosim.view, 16 envs, 10 Hz updates) against none")
     p.add_argument("--seed", type=int, default=0, help="seed of the first block's reset (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", metavar="K1,K2", default=None,
@@ -139,6 +141,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                                            steps=5 if args.dry_run else 50,
                                                            repeats=1 if args.dry_run else 5)
         print(format_fault_check_cost(doc["fault_check_cost"]))
+    if args.viewer:
+        from robosim.view.bench import format_viewer_cost, measure_viewer_cost
+
+        doc["viewer_cost"] = measure_viewer_cost(num_envs=2 if args.dry_run else 16, steps=5 if args.dry_run else 100,
+                                                 repeats=1 if args.dry_run else 5, progress=not args.no_progress)
+        print(format_viewer_cost(doc["viewer_cost"]))
     save_results(doc, args.json, cfg.label)
     return 0
 

@@ -94,3 +94,11 @@ def format_viewer_cost(row: dict) -> str:
         f"{'N':>5} {'without':>10} {'with viewer':>12} {'with/without':>13} {'ms/push':>8}",
         f"{row['num_envs']:>5} {row['without']:>10,.0f} {row['with']:>12,.0f} {row['ratio']:>13.3f} "
         f"{row['push_ms']:>8.2f}"])
+
+
+if __name__ == "__main__":   # python -m robosim.view.bench: the row docs/viewer.md publishes
+    import json
+
+    result = measure_viewer_cost()
+    print(format_viewer_cost(result))
+    print(json.dumps(result))

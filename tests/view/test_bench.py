@@ -1,0 +1,18 @@
+"""robosim.view.bench: the with/without-viewer measurement runs end to end (a browser
+stand-in connected) and reports what it measured; the speed itself is not asserted."""
+from __future__ import annotations
+
+import math
+
+from robosim.view.bench import format_viewer_cost, measure_viewer_cost
+
+
+def test_the_viewer_cost_row():
+    row = measure_viewer_cost(num_envs=2, steps=4, repeats=2, hz=1e6, progress=False)   # hz: every step pushes
+    assert row["num_envs"] == 2 and row["client"]
+    assert all(len(row["runs"][v]) == 2 and all(r > 0 and math.isfinite(r) for r in row["runs"][v])
+               for v in ("with", "without"))
+    assert row["pushes"] == 2 * 4 and row["push_ms"] > 0
+    assert row["ratio"] > 0
+    text = format_viewer_cost(row)
+    assert "with viewer" in text and text.splitlines()[-1].split()[0] == "2"
