@@ -50,11 +50,22 @@ def test_replay_by_states_refuses_a_nan_state(nan_recording):
         replay(nan_recording, mode="states")
 
 
+def _solution_or_random(env, seed: int = 0):
+    """The task's scripted policy; for a task without one (the hand tasks), seeded
+    uniform actions in the action space (the sweep needs actions, not success)."""
+    try:
+        return env.task.solution_policy()
+    except NotImplementedError:
+        gen = torch.Generator().manual_seed(seed)
+        low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
+        return lambda obs=None: low + (high - low) * torch.rand(env.num_envs, len(low), generator=gen)
+
+
 def _scripted_episode(env, slot: int, seed: int, actions=None) -> tuple[torch.Tensor, list]:
     """Reset `slot` with `seed`, run the scripted policy (or `actions`) for an episode's
     length in every env; returns slot's states (T+1, S) and the slot's actions."""
     env.reset(seed=[seed], options={"env_idx": [slot]})
-    policy = env.task.solution_policy()
+    policy = _solution_or_random(env)
     states, used = [env.get_state()[slot].clone()], []
     for t in range(env.max_episode_steps):
         a = policy() if actions is None else actions[t].expand(env.num_envs, -1)
