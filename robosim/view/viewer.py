@@ -26,12 +26,28 @@ from typing import Any
 import numpy as np
 import torch
 import trimesh
+from viser import _messages as viser_messages
 
 from robosim.sensors.tiling import grid_shape
 from robosim.sensors.visual_shapes import SceneVisuals, VisualBody
 from robosim.view.server import start_server
 
 POSE_TOLERANCE = 1e-6   # m / quaternion units: smaller changes are not sent
+
+
+def _send_instances(handle, positions: np.ndarray, wxyzs: np.ndarray) -> None:
+    """Set a batched node's instance poses, float32 (M, 3) and (M, 4), in one update message.
+    viser's public setters send one message per property and cast and compare the arrays
+    on the way: 5x the time (measured 7.5 against 1.4 ms for 15 nodes). On a viser without
+    this internal path (another major version) the public setters are used."""
+    impl = getattr(handle, "_impl", None)
+    queue = getattr(getattr(impl, "api", None), "_queue_scene_message", None)
+    update = getattr(viser_messages, "SceneNodeUpdateMessage", None)
+    if queue is None or update is None:
+        handle.batched_positions, handle.batched_wxyzs = positions, wxyzs
+        return
+    impl.props.batched_positions, impl.props.batched_wxyzs = positions, wxyzs   # what the handle reads back
+    queue(update(handle.name, {"batched_positions": positions, "batched_wxyzs": wxyzs}))
 
 
 def _row(x: Any, i: int) -> Any:
@@ -154,7 +170,7 @@ class Viewer:
 
     def _instances(self, group: _BodyGroup, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = poses[group.rows]
-        return rows[:, :3] + self.grid[group.envs], np.ascontiguousarray(rows[:, 3:])
+        return rows[:, :3] + self.grid[group.envs], np.ascontiguousarray(rows[:, 3:])   # float32
 
     def body_pose(self, env_index: int, name: str) -> np.ndarray:
         """float32 (7,) pose [x, y, z, qw, qx, qy, qz] in env `env_index`'s frame at which
@@ -186,11 +202,10 @@ class Viewer:
                     continue
                 positions, wxyzs = self._instances(group, poses)
                 for handle in group.handles:
-                    handle.batched_positions = positions
-                    handle.batched_wxyzs = wxyzs
+                    _send_instances(handle, positions, wxyzs)
                 group.pushed = rows
-            self.tcp_node.batched_positions = tcp[:, :3] + self.grid
-            self.tcp_node.batched_wxyzs = np.ascontiguousarray(tcp[:, 3:])
+            _send_instances(self.tcp_node, (tcp[:, :3] + self.grid).astype(np.float32),
+                            np.ascontiguousarray(tcp[:, 3:], np.float32))
             self._update_labels(reward, info)
             self._update_contacts()
         self.frames_pushed += 1

@@ -3,15 +3,12 @@ loads the viewer, and its screenshot shows the scene (not blank) and changes aft
 env steps. No chromium is a failure, never a skip: the viewer is for people's browsers."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-import imageio.v3 as iio
 import numpy as np
 import pytest
 import torch
 
 from robosim.view import attach
+from robosim.view.screenshot import browser_screenshot, find_chromium
 
 pytestmark = pytest.mark.slow   # two headless page loads with software WebGL: ~1 min each on 2 cores
 
@@ -19,17 +16,9 @@ SIZE = (640, 480)
 
 
 def screenshot(url: str, path) -> np.ndarray:
-    """(H, W, 3) uint8 screenshot of `url` after its scripts had 12 s of (virtual) time."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.fail("chromium is not installed: run `bash scripts/setup.sh` (Debian package chromium)",
-                    pytrace=False)
-    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu-sandbox", "--use-angle=swiftshader",
-           "--enable-unsafe-swiftshader", f"--window-size={SIZE[0]},{SIZE[1]}", "--virtual-time-budget=12000",
-           "--hide-scrollbars", f"--screenshot={path}", url]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0 and path.exists(), done.stderr[-2000:]
-    return iio.imread(path)[..., :3]
+    if find_chromium() is None:
+        pytest.fail("chromium is not installed: run `bash scripts/setup.sh` (Debian package chromium)", pytrace=False)
+    return browser_screenshot(url, str(path), SIZE)
 
 
 def test_the_page_shows_the_scene_and_follows_a_step(env, port, tmp_path):
