@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import sapien
 import torch
 
 from robosim.randomization.targets import refuse_unshown
@@ -81,10 +82,10 @@ class CameraRig:
         if batched and event.property == "fovy":
             refuse_unshown(event, self.sim.backend, "SAPIEN's batched renderer keeps a camera's intrinsics from "
                            "when its camera group was made, at the first render")
-        mounted = {c.name for c in declared_cameras if c.mount is not None}
-        if batched and event.property == "position" and event.target in mounted:
+        on_body = cameras[0].entity.find_component_by_type(sapien.physx.PhysxRigidBodyComponent) is not None
+        if batched and event.property == "position" and on_body:
             refuse_unshown(event, self.sim.backend, "a camera on a body keeps the offset from its body it had when "
-                           "its camera group was made, at the first render", modes=())
+                           "its camera group was made, at the first render")
         return CameraTarget(cameras, self.sim)
 
     @property

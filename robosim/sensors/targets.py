@@ -49,7 +49,9 @@ def _x_to(direction: np.ndarray) -> np.ndarray:
 
 class CameraTarget:
     """One camera name in every env (a sensor camera, or "human": the video camera) of
-    scene `sim` (a GPU-style scene moves a fixed camera through its mount row)."""
+    scene `sim`. A position is the camera's place in the env frame, or, for a camera on a
+    body (CameraConfig.mount), its offset in the body's frame; a GPU-style scene moves a
+    fixed camera through its mount row."""
 
     def __init__(self, cameras: list, sim):
         self.cameras, self.sim = cameras, sim
@@ -58,12 +60,17 @@ class CameraTarget:
     def apply(self, event, env_idx: torch.Tensor, values: torch.Tensor) -> None:
         for i, v in zip(env_idx.tolist(), values.tolist()):
             camera = self.cameras[i]
-            pose, fovy = self._base.setdefault(i, (camera.entity.pose, camera.fovy))
+            on_body = camera.entity.find_component_by_type(sapien.physx.PhysxRigidBodyComponent) is not None
+            pose, fovy = self._base.setdefault(i, (camera.local_pose if on_body else camera.entity.pose, camera.fovy))
             if event.property == "fovy":
                 camera.set_fovy(min(max(combine(fovy, v[0], event.operation), 1e-3), math.pi - 1e-3), True)
+                continue
+            p = combine(np.asarray(pose.p, dtype=np.float64), np.asarray(v[:3]), event.operation)
+            moved = sapien.Pose(p.astype(np.float32), pose.q)
+            if on_body:      # moving the body's entity would move (or, for a link, not move) the body
+                camera.set_local_pose(moved)
             else:
-                p = combine(np.asarray(pose.p, dtype=np.float64), np.asarray(v[:3]), event.operation)
-                place_cameras(self.sim, [camera], [sapien.Pose(p.astype(np.float32), pose.q)])
+                place_cameras(self.sim, [camera], [moved])
 
 
 class NoTarget:

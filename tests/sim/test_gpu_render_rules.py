@@ -166,3 +166,37 @@ def test_visual_events_at_reconfigure_show_on_the_emulated_backend():
         finally:
             env.close()
     assert (images[1] - images[0]).abs().mean() > 5.0
+
+
+WRIST = {"width": 32, "height": 32,
+         "base_camera": {"mount": "panda_hand", "pose": (0.0, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0)}}
+
+
+def _shift(mode: str) -> dict:
+    return {"cam": {"mode": mode, "target": "camera:base_camera", "property": "position", "operation": "add",
+                    "dist": {"uniform": [[0.05, 0.0, 0.0], [0.05, 0.0, 0.0]]}}}
+
+
+def test_a_camera_on_a_body_moves_in_the_body_frame_and_the_body_stays():
+    # on the GPU backends only at reconfigure: the offset is frozen with the camera group
+    for backend, mode in ((CPU, "reset"), (EMU, "reconfigure")):
+        params, states = [], []
+        for randomization in (None, _shift(mode)):
+            env = robosim.make("PickCube-v1", num_envs=N, obs_mode="rgb", sensor_configs=WRIST,
+                               randomization=randomization, **backend)
+            try:
+                obs, _ = env.reset(seed=0)
+                params.append(obs["sensor_param"]["base_camera"]["cam2env_gl"][:, :3, 3].cpu())
+                states.append(env.get_state().cpu())
+            finally:
+                env.close()
+        moved = (params[1] - params[0]).norm(dim=-1)
+        assert torch.allclose(moved, torch.full_like(moved, 0.05), atol=1e-4), (backend, moved)
+        assert torch.equal(states[0], states[1])
+
+
+def test_a_camera_on_a_body_refuses_position_events_per_reset_on_gpu_backends():
+    with pytest.raises(ValueError, match=r"randomization\['cam'\].*'position' in mode 'reset'.*'physx_gpu_emulated'"
+                                         r".*offset from its body.*modes that work there: \['reconfigure'\]"):
+        robosim.make("PickCube-v1", num_envs=N, obs_mode="rgb", sensor_configs=WRIST, randomization=_shift("reset"),
+                     **EMU)
