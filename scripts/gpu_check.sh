@@ -140,7 +140,8 @@ else log "PhysX GPU library MISSING at $LIBDIR (offline and not in the bundle): 
 # ---- 3. the emulated GPU system with every buffer on CUDA (no PhysX GPU library needed) -----
 log "emulated suite: physx_gpu_emulated with sim_device=cuda (the GPU code path, CUDA tensors, CPU PhysX)"
 ROBOSIM_TEST_SIM_DEVICE=cuda "$PY" -m pytest -p no:cacheprovider -q -rs \
-  tests/sim/test_gpu_emulation.py tests/envs/test_emulated_backend.py 2>&1 | tee "$OUTDIR/pytest_emulated_cuda.txt"
+  tests/sim/test_gpu_emulation.py tests/sim/test_gpu_render_rules.py tests/envs/test_emulated_backend.py 2>&1 \
+  | tee "$OUTDIR/pytest_emulated_cuda.txt"
 EMULATED=${PIPESTATUS[0]}
 
 # ---- 4. GPU suite: a fresh process, nothing else imported first ----------------------------------
