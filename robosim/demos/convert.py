@@ -87,24 +87,25 @@ class ConvertReport:
 
 
 class ActionSolver:
-    """The action of `env`'s control mode that drives its robot toward given drive
-    targets; reads the robot's block out of recorded states."""
+    """The action of `env`'s control mode that drives its robot (`robot`: one of
+    env.robots; None: the env's one robot) toward given drive targets; reads the robot's
+    block out of recorded states."""
 
-    def __init__(self, env):
-        robot = env.robot
+    def __init__(self, env, robot=None):
+        robot = env.robot if robot is None else robot
         self.robot, self.mode = robot, env.control_mode
         self.targets = env.sim.state_layout()[robot.view.name]["drive_targets"]   # columns of the state row
         self.base_rot = quat_to_matrix(robot.base_quat.double())   # (3, 3) base axes -> env axes
 
-    def action(self, target_states: np.ndarray, qpos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def action(self, target_states: np.ndarray, qpos: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(float32 (M, A) actions, bool (M,) reached): actions moving robots at qpos
-        (M, dof) toward the drive targets held in target_states (M, S). Where the arm
+        (M, dof; None: the robot's current) toward the drive targets held in target_states (M, S). Where the arm
         part needs more than the controller's range (some |component| > 1), it is
         scaled down as a whole (the direction kept, unlike a per-component clip) and
         `reached` is False: the target is not reached in this step."""
         robot, arm = self.robot, self.robot.arm
         target = torch.from_numpy(np.ascontiguousarray(target_states[:, self.targets])).float()
-        qpos = qpos.float().cpu()
+        qpos = (robot.view.qpos() if qpos is None else qpos).float().cpu()
         d = robot.arm_dof
         if self.mode == "pd_joint_pos":
             parts, reached = [target[:, :d]], torch.ones(len(target), dtype=torch.bool)
@@ -145,6 +146,19 @@ def check_control_mode(arg: str, mode: str) -> str:
     return mode
 
 
+
+class RobotsActionSolver:
+    """An ActionSolver per robot of `env` (one for a single-robot env); `action` gives
+    their actions concatenated in slot order (the flat action), reached where all are."""
+
+    def __init__(self, env):
+        self.solvers = [ActionSolver(env, robot) for robot in env.robots.values()]
+
+    def action(self, target_states: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = [solver.action(target_states) for solver in self.solvers]
+        reached = torch.stack([r for _, r in parts]).all(dim=0)
+        return torch.cat([a for a, _ in parts], dim=1), reached
+
 def convert_demos(path: str, out: str, control_mode: str, progress: bool = False) -> ConvertReport:
     """Convert every episode of the trajectory at `path` to `control_mode`, writing the
     converted episodes that succeed to `out` (.h5); see the module docstring. Checks
@@ -156,7 +170,7 @@ def convert_demos(path: str, out: str, control_mode: str, progress: bool = False
     out = check_output_path("out", out, TRAJECTORY_SUFFIXES)
     report = ConvertReport(path, out, str(traj.attrs.get("control_mode", traj.spec.control_mode)), control_mode)
     env = make_recording_env(traj, control_mode=control_mode, physics_isolation="separate", obs_mode="none")
-    solver, layout = ActionSolver(env), StateLayout(env.sim)
+    solver, layout = RobotsActionSolver(env), StateLayout(env.sim)
     results: dict[int, tuple[bool, int, np.ndarray]] = {}
     recorder = DemoRecorder(env, out, keep=lambda e: bool(e.success.any()))
     recorder.trajectory.header["conversion"] = json.dumps({"source": path, "from_control_mode": report.from_mode,
@@ -222,7 +236,7 @@ def _convert_all(recorder: DemoRecorder, solver: ActionSolver, episodes: list[Ep
             now = env.get_state().cpu().numpy() if None in current else None
             rows = np.stack([episodes[k].states[min(source[i] + 1, episodes[k].length)] if k is not None
                              else now[i] for i, k in enumerate(current)])
-            action, reached = solver.action(rows, env.robot.view.qpos())
+            action, reached = solver.action(rows)
             _, _, terminated, truncated, info = recorder.step(action)
             ended = (terminated | truncated).cpu()
             won = info["success"].cpu()

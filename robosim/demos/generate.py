@@ -130,7 +130,9 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
     num_envs = min(num_envs, max_tries)
     env = make(task, num_envs=num_envs, obs_mode="none", control_mode=control_mode, reward_mode="dense",
                        physics_isolation="separate", seed=seed, robot=robot, **task_params)
-    report = GenerateReport(task, env.robot.spec.name, out, num, max_tries)
+    robots = {slot: r.spec.name for slot, r in env.robots.items()}   # a multi-robot env: "left=panda,right=panda"
+    robot_name = ",".join(f"{s}={n}" for s, n in robots.items()) if len(robots) > 1 else next(iter(robots.values()))
+    report = GenerateReport(task, robot_name, out, num, max_tries)
     try:
         policy = env.task.solution_policy()
     except NotImplementedError as err:
