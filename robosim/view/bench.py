@@ -5,8 +5,9 @@ PickCube envs (pd_ee_delta_pose, state obs, a render world so the viewer has mes
 step with seeded random actions; the two variants alternate block by block on the same
 env so machine noise hits both alike. A browser stand-in (a websocket client in another
 process, reading every message) is connected, so the server really sends the frames.
-Reported: the median env-steps/s of each variant, their ratio, and the median time of
-one pushed update.
+Reported: the median env-steps/s of each variant and their ratio, the same per second of
+this process's CPU time (all its threads, viser's included: steadier than wall time on
+a machine shared with other jobs), and the median wall time of one pushed update.
 """
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ def _free_port() -> int:
 
 def measure_viewer_cost(task_id: str = "PickCube-v1", num_envs: int = 16, hz: float = 10.0, steps: int = 100,
                         repeats: int = 5, client: bool = True, progress: bool = True) -> dict:
-    """{num_envs, hz, without, with, ratio, push_ms, pushes}: env-steps/s medians over
-    `repeats` blocks of `steps` control steps per variant (each block after an untimed
-    seeded reset), with/without, and the median milliseconds of one pushed update."""
+    """{num_envs, hz, without, with, ratio, cpu_without, cpu_with, cpu_ratio, push_ms,
+    pushes, runs, cpu_runs}: env-steps/s medians over `repeats` blocks of `steps` control
+    steps per variant (each block after an untimed seeded reset), per wall second and per
+    second of process CPU time, with/without, and the median ms of one pushed update."""
     from robosim.envs import make
 
     env = make(task_id, num_envs=num_envs, render_mode="rgb_array", render_lod="low")
@@ -58,12 +60,13 @@ def measure_viewer_cost(task_id: str = "PickCube-v1", num_envs: int = 16, hz: fl
         low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
         actions = low + torch.rand(steps, num_envs, len(low), generator=gen) * (high - low)
         rates: dict[str, list[float]] = {"without": [], "with": []}
+        cpu_rates: dict[str, list[float]] = {"without": [], "with": []}
         push_s: list[float] = []
         bar = tqdm(total=2 * repeats, desc="viewer cost", disable=not progress, leave=False)
         for r in range(repeats):
             for variant in ("without", "with"):
                 env.reset(seed=r)
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 for t in range(steps):
                     _, reward, _, _, info = env.step(actions[t])
                     if variant == "with":
@@ -71,6 +74,7 @@ def measure_viewer_cost(task_id: str = "PickCube-v1", num_envs: int = 16, hz: fl
                         if viewer.update(reward, info):
                             push_s.append(time.perf_counter() - before)
                 rates[variant].append(steps * num_envs / (time.perf_counter() - start))
+                cpu_rates[variant].append(steps * num_envs / max(time.process_time() - cpu, 1e-9))
                 bar.update(1)
         bar.close()
     finally:
@@ -81,19 +85,23 @@ def measure_viewer_cost(task_id: str = "PickCube-v1", num_envs: int = 16, hz: fl
             viewer.close()
         env.close()
     without, with_viewer = statistics.median(rates["without"]), statistics.median(rates["with"])
+    cpu_without, cpu_with = statistics.median(cpu_rates["without"]), statistics.median(cpu_rates["with"])
     return {"task_id": task_id, "num_envs": num_envs, "hz": hz, "steps": steps, "repeats": repeats,
             "client": client, "without": without, "with": with_viewer, "ratio": with_viewer / without,
+            "cpu_without": cpu_without, "cpu_with": cpu_with, "cpu_ratio": cpu_with / cpu_without,
             "push_ms": 1000 * statistics.median(push_s) if push_s else float("nan"), "pushes": len(push_s),
-            "runs": rates}
+            "runs": rates, "cpu_runs": cpu_rates}
 
 
 def format_viewer_cost(row: dict) -> str:
     return "\n".join([
         f"viewer cost (env-steps/s, median; {row['task_id']} pd_ee_delta_pose, {row['num_envs']} envs, "
         f"update() every step, at most {row['hz']:g} pushes/s{', one client connected' if row['client'] else ''}):",
-        f"{'N':>5} {'without':>10} {'with viewer':>12} {'with/without':>13} {'ms/push':>8}",
-        f"{row['num_envs']:>5} {row['without']:>10,.0f} {row['with']:>12,.0f} {row['ratio']:>13.3f} "
-        f"{row['push_ms']:>8.2f}"])
+        f"{'N':>5} {'clock':>6} {'without':>10} {'with viewer':>12} {'with/without':>13} {'ms/push':>8}",
+        f"{row['num_envs']:>5} {'wall':>6} {row['without']:>10,.0f} {row['with']:>12,.0f} {row['ratio']:>13.3f} "
+        f"{row['push_ms']:>8.2f}",
+        f"{row['num_envs']:>5} {'cpu':>6} {row['cpu_without']:>10,.0f} {row['cpu_with']:>12,.0f} "
+        f"{row['cpu_ratio']:>13.3f}"])
 
 
 if __name__ == "__main__":   # python -m robosim.view.bench: the row docs/viewer.md publishes

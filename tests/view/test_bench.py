@@ -12,7 +12,9 @@ def test_the_viewer_cost_row():
     assert row["num_envs"] == 2 and row["client"]
     assert all(len(row["runs"][v]) == 2 and all(r > 0 and math.isfinite(r) for r in row["runs"][v])
                for v in ("with", "without"))
+    assert all(len(row["cpu_runs"][v]) == 2 for v in ("with", "without")) and row["cpu_ratio"] > 0
     assert row["pushes"] == 2 * 4 and row["push_ms"] > 0
     assert row["ratio"] > 0
     text = format_viewer_cost(row)
-    assert "with viewer" in text and text.splitlines()[-1].split()[0] == "2"
+    assert "with viewer" in text
+    assert [line.split()[:2] for line in text.splitlines()[-2:]] == [["2", "wall"], ["2", "cpu"]]
