@@ -24,4 +24,5 @@ from robosim_tasks import (  # noqa: F401  (importing registers each task)
     turn_knob,
     two_arm_handover,
     two_arm_lift,
+    two_arm_reach,
 )
