@@ -1,11 +1,13 @@
-"""TwoArmLift-v1 and TwoArmHandover-v1: the scripted solutions succeed, the lift needs
-both arms, and the vector API runs a multi-robot env."""
+"""TwoArmLift-v1, TwoArmHandover-v1 (two pandas) and TwoArmReach-v1 (two SO-100s): the
+scripted solutions succeed, the lift needs both arms, and the vector API runs a
+multi-robot env."""
 import pytest
 import torch
 
 import robosim
 import robosim_tasks.two_arm_handover  # noqa: F401  (registers the tasks in a tree never pip-installed)
 import robosim_tasks.two_arm_lift  # noqa: F401
+import robosim_tasks.two_arm_reach  # noqa: F401
 from robosim.core.rotations import quat_yaw
 from robosim.envs.solutions import PhasePolicy
 from robosim.vector import make_vec
@@ -25,7 +27,7 @@ def _run(env, policy, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     return success, tilt
 
 
-@pytest.mark.parametrize("task", ["TwoArmLift-v1", "TwoArmHandover-v1"])
+@pytest.mark.parametrize("task", ["TwoArmLift-v1", "TwoArmHandover-v1", "TwoArmReach-v1"])
 def test_scripted_solution_succeeds(task):
     env = robosim.make(task, num_envs=2, seed=7)
     try:
