@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.slow   # 40 rebuilds in a subprocess: ~60 s on 2 cores
+pytestmark = pytest.mark.slow   # 40 rebuilds and the first render (docs/reliability.md) in a subprocess: 1-4 min
 
 WARMUP, REBUILDS, MAX_GROWTH_MB = 10, 30, 6.0
 
