@@ -3,9 +3,10 @@ centre point to its own goal point.
 
 The arms stand side by side facing +x: "left" at (-0.25, +0.2, 0) m, "right" at (-0.25,
 -0.2, 0) m (robosim.envs.robots slots; any arm can take a slot with make(robot=...)).
-Each goal is drawn in a 10 x 10 x 15 cm box 25 cm in front of its arm's base.
+Each goal is drawn in a 13 x 20 x 20 cm box around the point 25 cm in front of its arm's
+base (x -8..+5 cm, y +-10 cm, z 5..25 cm).
 
-Success: both tcps within 5 cm of their goals. Dense reward (= normalized_dense, in
+Success: both tcps within 3 cm of their goals. Dense reward (= normalized_dense, in
 [-1, 0]): -(tanh(5 d_left) + tanh(5 d_right)) / 2, exactly 0 on the success step."""
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from robosim.envs.robots import RobotSlot
 from robosim.envs.solutions import PhasePolicy, ee_action
 from robosim_tasks.common import build_goal_marker, identity_poses
 
-DISTANCE_THRESHOLD = 0.05
+DISTANCE_THRESHOLD = 0.03
 BASES = {"left": (-0.25, 0.2, 0.0), "right": (-0.25, -0.2, 0.0)}
-GOAL_LOW = (-0.05, -0.05, 0.05)    # m, from the point 25 cm in front of the base
-GOAL_HIGH = (0.05, 0.05, 0.20)
+GOAL_LOW = (-0.08, -0.1, 0.05)     # m, from the point 25 cm in front of the base
+GOAL_HIGH = (0.05, 0.1, 0.25)
 
 
 @register_task("TwoArmReach-v1")
@@ -28,7 +29,7 @@ class TwoArmReachTask(Task):
     robot_slots = {slot: RobotSlot("so100", base_position=base) for slot, base in BASES.items()}
     max_episode_steps = 50
     default_control_mode = "pd_ee_delta_pos"
-    scripted_success = {"so100": 1.0}   # docs/tasks.md
+    scripted_success = {"so100": 1.0}   # 64/64 (docs/tasks.md)
     human_camera = {"target_position": (0.0, 0.0, 0.1), "distance": 1.0, "yaw": 90.0, "pitch": -30.0}
 
     def build_scene(self, sim, rng):
