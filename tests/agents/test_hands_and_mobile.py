@@ -106,3 +106,12 @@ def test_base_pose_and_fingertips_are_refused_where_absent(robot_scene):
         panda.base_pose()
     with pytest.raises(ValueError, match="fingertip_links"):
         panda.fingertip_forces(panda.view)
+
+
+def test_fixed_base_arms_keep_the_class_step_path(robot_scene):
+    """Only hands and mobile bases get per-robot apply_action / tcp_pose: an arm's step
+    runs the class's methods, with no kind test added."""
+    _, panda = robot_scene("panda", "pd_ee_delta_pose")
+    assert "apply_action" not in vars(panda) and "tcp_pose" not in vars(panda)
+    _, fetch = robot_scene("fetch", "pd_ee_delta_pos")
+    assert "apply_action" in vars(fetch) and "tcp_pose" in vars(fetch)
