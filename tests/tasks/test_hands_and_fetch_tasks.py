@@ -1,7 +1,7 @@
 """RotateValve-v1, RotateCubeInHand-v1 and FetchPickCube-v1: each resets, steps and
 evaluates on 2 envs with rewards <= 0, partial resets touch only the envs named, replay
 is exact in separate isolation, fingertip contacts read through the contact queries, and
-FetchPickCube's scripted solution succeeds."""
+the scripted solutions of FetchPickCube and RotateValve succeed."""
 from __future__ import annotations
 
 import pytest
@@ -82,5 +82,28 @@ def test_fetch_pick_cube_scripted_solution_succeeds():
                 break
         assert done.all()
         assert (env.robot.base_pose()[:, 0] - start > 0.4).all()   # it had to drive there
+    finally:
+        env.close()
+
+
+def test_rotate_valve_scripted_ratchet_turns_every_valve_past_its_target():
+    env = robosim.make(VALVE, num_envs=4, seed=11)
+    try:
+        env.reset(seed=11)
+        policy = env.task.solution_policy()
+        done = torch.zeros(4, dtype=torch.bool)
+        for _ in range(env.task.max_episode_steps):
+            _, _, _, _, info = env.step(policy(None))
+            done |= info["success"]
+        assert done.all()
+    finally:
+        env.close()
+
+
+def test_rotate_valve_scripted_solution_is_refused_for_another_hand():
+    env = robosim.make(VALVE, num_envs=1, robot="allegro")
+    try:
+        with pytest.raises(NotImplementedError, match="dclaw"):
+            env.task.solution_policy()
     finally:
         env.close()
