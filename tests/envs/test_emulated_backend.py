@@ -60,7 +60,8 @@ def test_every_task_is_solved_and_starts_as_on_cpu(task_id):
         emulated.reset(seed=SEED)
         cpu.reset(seed=SEED)
         assert (emulated.get_state().cpu() - cpu.get_state()).abs().max() < 1e-5
-        assert _rollout(emulated).all(), f"{task_id}'s scripted solution failed on physx_gpu_emulated"
+        if type(emulated.task).solution_policy is not robosim.Task.solution_policy:   # else: the start only
+            assert _rollout(emulated).all(), f"{task_id}'s scripted solution failed on physx_gpu_emulated"
     finally:
         emulated.close()
         cpu.close()
