@@ -62,6 +62,8 @@ class ShardedEvalEnv:
         except BaseException:
             self.pool.close()
             raise
+        for k, info in built.items():   # where the workers are (messages, their trace files at close)
+            self.pool.identities[k] = {key: info[key] for key in ("pid", "host", "node_id")}
         first = built[0]
         self._mirror_header([built[k]["header"] for k in range(workers)])
         self.single_action_space = first["single_action_space"]

@@ -94,8 +94,11 @@ class WorkerPool:
                                       f"{self.restart_timeout_s:g} s")
             try:
                 identity = ray.get(self.actors[k].identity.remote(), timeout=remaining)
-                if identity == self.identities[k]:
+                old = self.identities[k]
+                if identity == old:
                     raise WorkerLostError(f"{self.where(k)} lost its env without a restart (closed?)")
+                if old.get("host") == socket.gethostname():   # the dead process's trace file, if still there
+                    errors.forget_last_words(old["pid"])
                 self.identities[k] = identity
                 break
             except ActorUnavailableError:
