@@ -85,3 +85,13 @@ def test_the_vector_api_runs_a_multi_robot_env_with_dict_or_flat_actions():
         assert obs.shape[0] == 2
     finally:
         venv.close()
+
+
+def test_two_robots_run_on_the_emulated_gpu_backend():
+    env = robosim.make("TwoArmLift-v1", num_envs=2, sim_backend="physx_gpu_emulated", seed=7)
+    try:
+        env.reset(seed=[31, 32])
+        success, _ = _run(env, env.task.solution_policy(), env.max_episode_steps)
+        assert success.all()
+    finally:
+        env.close()
