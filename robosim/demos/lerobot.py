@@ -21,7 +21,8 @@ exactly, and `robosim replay` re-simulates it as recorded.
 Import: a dataset robosim wrote, or one written for the same task and robot (it must have
 action and observation.environment_state in robosim's layout; the task is then given
 with task=, every episode is re-simulated from its first state and checked against the
-recorded states, and its seeds are unknown, -1). The whole dataset is checked
+recorded states, a diverging one refused or, with diverging="skip", left out and named;
+its seeds are unknown, -1). The whole dataset is checked
 (robosim.demos.lerobot_checks) before anything is written. Both writes are atomic: the
 dataset is built in a hidden directory beside `out_dir` and renamed when complete; the
 HDF5 file goes through robosim.record's TrajectoryWriter.
