@@ -64,5 +64,5 @@ FETCH = register_robot(RobotSpec(
                         width_closed=0.0, width_open=0.1, width_is_joint_sum=True,
                         pad_links=("l_gripper_finger_link", "r_gripper_finger_link"), pad_material=(2.0, 2.0, 0.0)),
     mobile_base=MobileBaseSpec(joints=("root_x_axis_joint", "root_y_axis_joint", "root_z_rotation_joint")),
-    base_position=(0.0, 0.0, 0.0),
+    base_position=(-0.8, 0.0, 0.0),   # behind the workspace centre, as the arms stand; tasks may move it
 ))

@@ -65,12 +65,13 @@ def test_fetch_base_drives_forward_turns_and_arm_holds(robot_scene):
     sim, robot = robot_scene("fetch", "pd_ee_delta_pos")
     assert robot.dof == 12 and tuple(robot.action_low.shape) == (2 + 3 + 1,)
     robot.reset(robot.rest_qpos(N), torch.arange(N))
-    tcp0 = robot.tcp_pose()[:, :3]
+    tcp0, base0 = robot.tcp_pose()[:, :3], robot.base_pose()
+    assert torch.allclose(base0[:, :2], torch.tensor(robot.spec.base_position[:2]))   # where it was built
     action = torch.zeros(N, 6)
     action[:, 0] = 1.0       # both drive forward
     action[1, 1] = 1.0       # env 1 also turns counter-clockwise
     _steps(sim, robot, action, 10)
-    base = robot.base_pose()
+    base = robot.base_pose() - base0
     assert base[0, 0] > 0.1 and base[0, 1].abs() < 0.01 and base[0, 2].abs() < 0.02
     assert base[1, 2] > 0.2
     # the tcp rides along with the base: the arm's joints held their place
