@@ -4,8 +4,8 @@ from robosim.agents.capabilities import Capabilities, Requirements, robot_capabi
 from robosim.agents.controllers import CONTROL_MODES
 from robosim.agents.registry import DEFAULT_ROBOT, get_robot_spec, list_robots, register_robot
 from robosim.agents.robot import Robot
-from robosim.agents.spec import GripperSpec, JointGains, RobotSpec, ToolMount
+from robosim.agents.spec import GripperSpec, JointGains, MobileBaseSpec, RobotSpec, ToolMount
 
 __all__ = ["CONTROL_MODES", "DEFAULT_ROBOT", "Capabilities", "GripperSpec", "JointGains",
-           "Requirements", "Robot", "RobotSpec", "ToolMount", "get_robot_spec", "list_robots", "register_robot",
-           "robot_capabilities"]
+           "MobileBaseSpec", "Requirements", "Robot", "RobotSpec", "ToolMount", "get_robot_spec", "list_robots",
+           "register_robot", "robot_capabilities"]

@@ -4,8 +4,9 @@ from robosim.envs.context import TaskContext
 from robosim.envs.parts import EnvParts
 from robosim.envs.protocol import BatchedEnv, BatchedEnvCore
 from robosim.envs.registry import get_task, list_tasks, make, register_task
+from robosim.envs.robots import RobotSlot
 from robosim.envs.spec import EnvSpec, make_env
-from robosim.envs.task import Task
+from robosim.envs.task import Task, check_robot_for_task
 
-__all__ = ["BatchedEnv", "BatchedEnvCore", "EnvParts", "EnvSpec", "Task", "TaskContext", "get_task", "list_tasks",
-           "make", "make_env", "register_task"]
+__all__ = ["BatchedEnv", "BatchedEnvCore", "EnvParts", "EnvSpec", "RobotSlot", "Task", "TaskContext",
+           "check_robot_for_task", "get_task", "list_tasks", "make", "make_env", "register_task"]

@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.agents import Robot, get_robot_spec
+from robosim.agents import Robot, get_robot_spec, list_robots
 
 SINGLE_SLOT = "robot"   # the name of a single-robot task's one slot
 
@@ -70,8 +70,8 @@ def check_robot_field(task: Any, robot: Any, check_one: Any = None) -> str | dic
     elif isinstance(robot, str):
         pairs = [(slot if is_multi_robot(task) else None, robot) for slot in slots]
     else:
-        raise TypeError(f"robot must be a robot name (str), a dict {{slot: name}} or None, "
-                        f"got {type(robot).__name__}")
+        raise TypeError(f"robot must be a robot name (str) such as {list_robots()}, a dict {{slot: name}} or "
+                        f"None, got {robot!r} ({type(robot).__name__})")
     for slot, name in pairs:
         if not isinstance(name, str):
             raise TypeError(f"robot[{slot!r}] must be a robot name (str), got {type(name).__name__}")
