@@ -130,11 +130,12 @@ def _round(v: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(round(x, 3) for x in v)
 
 
-def _chain_reach(urdf_path: str, root_link: str, tip_link: str,
-                 tip_offset: tuple[float, float, float]) -> tuple[tuple[float, float, float], float]:
+def _chain_reach(urdf_path: str, root_link: str, tip_link: str, tip_offset: tuple[float, float, float],
+                 base_joints: tuple[str, ...] = ()) -> tuple[tuple[float, float, float], float]:
     """(first movable joint's origin in the root link frame, upper bound of the TCP's
     distance from it): the chain's joint offsets after that joint and the travel of its
-    prismatic joints, summed."""
+    prismatic joints, summed. A mobile base's joints (`base_joints`) add no travel: the
+    reach is the arm's, from where the base stands."""
     by_child = {j.find("child").get("link"): j for j in ET.parse(urdf_path).getroot().findall("joint")}
     chain, link = [], tip_link
     while link != root_link:
@@ -148,7 +149,7 @@ def _chain_reach(urdf_path: str, root_link: str, tip_link: str,
         xyz = [float(v) for v in ((origin.get("xyz") if origin is not None else None) or "0 0 0").split()]
         if centre is not None:
             reach += math.hypot(*xyz)
-            if joint.get("type") == "prismatic":   # its travel, at most
+            if joint.get("type") == "prismatic" and joint.get("name") not in base_joints:   # its travel
                 limit = joint.find("limit")
                 reach += max((abs(float(limit.get(k, 0.0))) for k in ("lower", "upper")), default=0.0) \
                     if limit is not None else 0.0
@@ -238,7 +239,8 @@ def robot_capabilities(spec: RobotSpec) -> Capabilities:
     mobile = getattr(spec, "mobile_base", None) is not None
     fingers = len(getattr(spec, "fingertip_links", ()))
     urdf_path = RobotModel.for_spec(spec).urdf_path
-    centre, reach = _chain_reach(urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset)
+    base_joints = tuple(spec.mobile_base.joints) if mobile else ()
+    centre, reach = _chain_reach(urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset, base_joints)
     if spec.reach is None and reach > 0:
         reach = limited_reach(urdf_path, spec.root_link, spec.tcp_link, spec.tcp_offset, centre) or reach
     if spec.reach is not None:
