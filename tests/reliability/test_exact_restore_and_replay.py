@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from sweep_policy import solution_or_random
 
 import robosim
 from robosim.record import RecordEpisode, replay
@@ -14,7 +15,7 @@ from robosim.record.policies import scripted
 
 def _actions(env, steps: int, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
+    low, high = (torch.as_tensor(b) for b in (env.single_flat_action_space.low, env.single_flat_action_space.high))
     return low + torch.rand(steps, env.num_envs, len(low), generator=g) * (high - low)
 
 
@@ -87,21 +88,12 @@ def test_replay_by_actions_of_a_shared_run_reports_every_episode(recordings):
 
 
 # -- restore in separate mode: every task, every save point, twice -----------------------
-def _solution_or_random(env, seed: int = 0):
-    """The task's scripted policy; for a task without one (the hand tasks), seeded
-    uniform actions in the action space (the sweep needs actions, not success)."""
-    try:
-        return env.task.solution_policy()
-    except NotImplementedError:
-        gen = torch.Generator().manual_seed(seed)
-        low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
-        return lambda obs=None: low + (high - low) * torch.rand(env.num_envs, len(low), generator=gen)
 
 
 def _noisy_run(env, steps: int, gen: torch.Generator) -> list[torch.Tensor]:
     """`steps` actions: the scripted policy plus seeded noise, clipped."""
-    low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
-    policy = _solution_or_random(env)
+    low, high = (torch.as_tensor(b) for b in (env.single_flat_action_space.low, env.single_flat_action_space.high))
+    policy = solution_or_random(env)
     return [(policy() + 0.3 * torch.randn(env.num_envs, len(low), generator=gen)).clamp(low, high)
             for _ in range(steps)]
 
@@ -131,7 +123,7 @@ def test_restore_sweep_every_task_every_save_point(task):
     gen = torch.Generator().manual_seed(0)
     try:
         env.reset(seed=3)
-        policy = _solution_or_random(env)
+        policy = solution_or_random(env)
         for point in range(SAVE_POINTS):
             for _ in range(STRIDE):
                 env.step(policy())
@@ -161,7 +153,7 @@ def test_restore_repeats_the_run_bit_for_bit_at_every_save_point_twice(task):
     try:
         for save_at in (5, 15, 25, 35):
             env.reset(seed=3)
-            policy = _solution_or_random(env)
+            policy = solution_or_random(env)
             for _ in range(save_at):
                 env.step(policy())
             actions = _noisy_run(env, 30, gen)
@@ -183,7 +175,7 @@ def test_restore_carries_elapsed_steps_truncation_and_event_timers():
                        randomization={"push": push})
     try:
         env.reset(seed=1)
-        zero = torch.zeros(2, env.single_action_space.shape[0])
+        zero = torch.zeros(2, env.single_flat_action_space.shape[0])
         for _ in range(7):
             env.step(zero)
         sid = env.save_state()

@@ -11,6 +11,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from sweep_policy import solution_or_random
 
 import robosim
 from robosim.cli import main
@@ -50,22 +51,13 @@ def test_replay_by_states_refuses_a_nan_state(nan_recording):
         replay(nan_recording, mode="states")
 
 
-def _solution_or_random(env, seed: int = 0):
-    """The task's scripted policy; for a task without one (the hand tasks), seeded
-    uniform actions in the action space (the sweep needs actions, not success)."""
-    try:
-        return env.task.solution_policy()
-    except NotImplementedError:
-        gen = torch.Generator().manual_seed(seed)
-        low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
-        return lambda obs=None: low + (high - low) * torch.rand(env.num_envs, len(low), generator=gen)
 
 
 def _scripted_episode(env, slot: int, seed: int, actions=None) -> tuple[torch.Tensor, list]:
     """Reset `slot` with `seed`, run the scripted policy (or `actions`) for an episode's
     length in every env; returns slot's states (T+1, S) and the slot's actions."""
     env.reset(seed=[seed], options={"env_idx": [slot]})
-    policy = _solution_or_random(env)
+    policy = solution_or_random(env)
     states, used = [env.get_state()[slot].clone()], []
     for t in range(env.max_episode_steps):
         a = policy() if actions is None else actions[t].expand(env.num_envs, -1)
@@ -91,7 +83,7 @@ def test_an_episode_depends_only_on_its_seed_and_actions_after_idle_steps(task):
     try:
         env.reset(seed=[5013, 7])
         _scripted_episode(env, 0, 5013)
-        zero = torch.zeros(2, env.single_action_space.shape[0])
+        zero = torch.zeros(2, env.single_flat_action_space.shape[0])
         for t in range(40):                     # slot 0 idles; slot 1 resets every 15 steps
             if t % 15 == 0:
                 env.reset(seed=[100 + t], options={"env_idx": [1]})
