@@ -30,7 +30,7 @@ def test_every_served_quantity_has_the_bits_of_the_per_env_read(task):
     try:
         env.reset(seed=4)
         gen = torch.Generator().manual_seed(0)
-        shape = (3, env.single_action_space.shape[0])
+        shape = (3, env.single_flat_action_space.shape[0])
         served = set()
         for t in range(12):
             env.step(torch.rand(shape, generator=gen) * 2 - 1)
@@ -38,14 +38,16 @@ def test_every_served_quantity_has_the_bits_of_the_per_env_read(task):
                 env.reset(seed=9, options={"env_idx": [1]})
             sim = env.parts.sim
             views = {id(v): v for v in sim._views()}
-            sim.packed.rows(env.robot.view, "qpos")        # refresh for this step
+            robots = list(env.robots.values())
+            sim.packed.rows(robots[0].view, "qpos")        # refresh for this step
             for (view_id, kind) in sim.packed._index:
                 view = views[view_id]
                 assert np.array_equal(sim.packed.rows(view, kind), _per_env(view, kind)), (view.name, kind)
                 served.add((view.name, kind))
-        # the robot is always served from the pack (one uniform articulation)
-        robot = env.robot.view.name
-        assert {(robot, "qpos"), (robot, "qvel"), (robot, "root_pose")} <= served
+        # every robot is always served from the pack (one uniform articulation each)
+        for robot in env.robots.values():
+            name = robot.view.name
+            assert {(name, "qpos"), (name, "qvel"), (name, "root_pose")} <= served
     finally:
         env.close()
 
