@@ -55,6 +55,8 @@ def test_eval_takes_robot_and_task_params(recorded):
     (["eval", "PickCube-v1", "--workers", "2", "--robot", "xarm7"], ["--robot and --task-param", "--workers"]),
     (["eval", "PickCube-v1", "--render-size", "64by64"], ["WIDTHxHEIGHT", "'64by64'"]),
     (["eval", "PickCube-v1", "--camera", "[90]"], ["JSON object", "'[90]'"]),
+    (["eval", "TwoArmLift-v1", "--robot", "left=,x"], ["SLOT=NAME", "'left=,x'"]),
+    (["eval", "TwoArmLift-v1", "--robot", "middle=panda"], ["'middle'", "['left', 'right']"]),
 ])
 def test_bad_robot_or_task_param_is_named(args, words, tmp_path):
     result = run(*args, cwd=tmp_path)
@@ -62,6 +64,14 @@ def test_bad_robot_or_task_param_is_named(args, words, tmp_path):
     for word in words:
         assert word in result.stderr, (word, result.stderr)
     assert list(tmp_path.iterdir()) == []   # refused before anything was written
+
+
+def test_eval_takes_a_robot_per_slot(tmp_path):
+    result = run("eval", "TwoArmLift-v1", "--robot", "right=xarm7", "--trajectory", "x.h5", "--episodes", "1",
+                 "--num-envs", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    with h5py.File(tmp_path / "x.h5", "r") as h5:
+        assert json.loads(h5.attrs["env_spec"])["robot"] == {"left": "panda", "right": "xarm7"}
 
 
 def test_solve_takes_robot_and_task_params(tmp_path):

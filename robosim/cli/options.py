@@ -65,9 +65,24 @@ def parse_task_param(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+def parse_robot(text: str) -> str | dict[str, str]:
+    """--robot value: a robot name, or SLOT=NAME[,SLOT=NAME...] for a task of several
+    robots ('left=panda,right=xarm7' -> {'left': 'panda', 'right': 'xarm7'})."""
+    if "=" not in text:
+        return text
+    pairs = [item.partition("=") for item in text.split(",")]
+    if any(not slot.strip() or not sep or not name.strip() for slot, sep, name in pairs):
+        raise argparse.ArgumentTypeError(f"expected a robot name or SLOT=NAME[,SLOT=NAME...] such as "
+                                         f"left=panda,right=panda, got {text!r}")
+    return {slot.strip(): name.strip() for slot, _, name in pairs}
+
+
 def add_make_options(p: argparse.ArgumentParser) -> None:
     """--robot and --task-param: what robosim.make(task, robot=..., **task_params) takes."""
-    p.add_argument("--robot", default=None, help="robot name (default: the task's default robot)")
+    p.add_argument("--robot", default=None, type=parse_robot, metavar="NAME | SLOT=NAME,...",
+                   help="robot name for every robot of the task, or SLOT=NAME pairs for a task of several "
+                        "robots (left=panda,right=xarm7; slots not named keep their default) (default: the "
+                        "task's default robots)")
     p.add_argument("--task-param", dest="task_params", type=parse_task_param, action="append", default=[],
                    metavar="KEY=VALUE",
                    help="task parameter passed to robosim.make (repeatable); VALUE is parsed as JSON "
