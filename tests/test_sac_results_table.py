@@ -1,4 +1,4 @@
-"""The 15-task table (examples/results/table.py --tasks, from examples/results/tasks.json):
+"""The one-row-per-task table (examples/results/table.py --tasks, from examples/results/tasks.json):
 every built-in task has a row, the seed counts agree with the run logs the rows name, and
 docs/learning.md holds the table exactly as printed."""
 from __future__ import annotations

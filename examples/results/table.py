@@ -2,7 +2,7 @@
 
     python examples/results/table.py            # markdown table on stdout
     python examples/results/table.py --check docs/learning.md
-    python examples/results/table.py --tasks    # the 15-task table (tasks.json)
+    python examples/results/table.py --tasks    # one row per built-in task (tasks.json)
 
 Every directory beside this file with a log.json (written by robosim.rollout.RunLog:
 examples/ppo.py, examples/sac.py, sb3_reach.py) is one row. Runs whose commands differ
