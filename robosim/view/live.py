@@ -78,8 +78,9 @@ class Controls:
 
 
 def zero_policy(env) -> Callable[[Any], torch.Tensor]:
-    """Zero actions (N, A): the robot holds still under most control modes."""
-    zeros = torch.zeros(env.action_space.shape)
+    """Zero actions (N, A) (the flat action of every robot): robots hold still under most
+    control modes."""
+    zeros = torch.zeros(getattr(env, "flat_action_space", env.action_space).shape)
     return lambda obs: zeros
 
 

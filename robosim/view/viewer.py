@@ -9,7 +9,8 @@ Scene graph (node names are the contract tests and users rely on):
                            with one instance per env holding that body (robot links, task
                            objects, goals): viser sends all envs' poses of a body in one
                            message, so a push costs tens of messages, not thousands
-  /tcp                     the TCP frames of every env (batched axes)
+  /tcp                     the TCP frames of every env (batched axes; /tcp_{slot} per
+                           robot of a multi-robot task)
 `body_pose(i, name)` reads back the pose env i's body `name` was last drawn at.
 
 `update()` is what a training loop calls after each step: it returns at once when less
@@ -149,9 +150,15 @@ class Viewer:
             group.handles.append(scene.add_batched_glb(f"{name}/mesh", _glb(group.body), wxyzs, positions,
                                                        lod="off"))
             group.pushed = poses[group.rows]
-        tcp = self.env.robot.tcp_pose().cpu().numpy()
-        self.tcp_node = scene.add_batched_axes("/tcp", tcp[:, 3:], tcp[:, :3] + self.grid, axes_length=0.08,
-                                               axes_radius=0.004)
+        robots = getattr(self.env, "robots", None) or {"": self.env.robot}   # {slot: Robot}
+        self._robots = list(robots.values())
+        self.tcp_nodes = []
+        for slot, robot in robots.items():
+            tcp = robot.tcp_pose().cpu().numpy()
+            name = "/tcp" if len(robots) == 1 else f"/tcp_{slot}"
+            self.tcp_nodes.append(scene.add_batched_axes(name, tcp[:, 3:], tcp[:, :3] + self.grid, axes_length=0.08,
+                                                         axes_radius=0.004))
+        self.tcp_node = self.tcp_nodes[0]
         self.contact_nodes: list[Any] = [None] * n
         self._frame_camera()
         self.reward_table = self.server.gui.add_markdown("")
@@ -194,7 +201,7 @@ class Viewer:
             return False
         self._last_push = now
         poses = self._visuals.poses()
-        tcp = self.env.robot.tcp_pose().cpu().numpy()
+        tcps = [robot.tcp_pose().cpu().numpy() for robot in self._robots]
         with self.server.atomic():
             for group in self.groups:
                 rows = poses[group.rows]
@@ -204,8 +211,9 @@ class Viewer:
                 for handle in group.handles:
                     _send_instances(handle, positions, wxyzs)
                 group.pushed = rows
-            _send_instances(self.tcp_node, (tcp[:, :3] + self.grid).astype(np.float32),
-                            np.ascontiguousarray(tcp[:, 3:], np.float32))
+            for node, tcp in zip(self.tcp_nodes, tcps):
+                _send_instances(node, (tcp[:, :3] + self.grid).astype(np.float32),
+                                np.ascontiguousarray(tcp[:, 3:], np.float32))
             self._update_labels(reward, info)
             self._update_contacts()
         self.frames_pushed += 1
@@ -258,7 +266,8 @@ class Viewer:
                 scales = self.visible[group.envs].astype(np.float32)
                 for handle in group.handles:
                     handle.batched_scales = scales
-            self.tcp_node.batched_scales = self.visible.astype(np.float32)
+            for node in self.tcp_nodes:
+                node.batched_scales = self.visible.astype(np.float32)
 
     def close(self) -> None:
         """Stop the server (the env is left as it is)."""

@@ -144,3 +144,23 @@ def test_a_client_disconnecting_stops_nothing(env, viewer):
     np.testing.assert_allclose(viewer.body_pose(0, "cube")[:3], cube[:3], atol=1e-6)
     with websockets.sync.client.connect(url, subprotocols=protocol) as again:
         assert again.recv(timeout=30)
+
+
+def test_a_multi_robot_task_draws_each_robots_tcp(port):
+    env = robosim.make("TwoArmReach-v1", num_envs=1, render_mode="rgb_array", render_lod="low")
+    try:
+        env.reset(seed=0)
+        from robosim.view.live import Controls, run_live, zero_policy
+
+        viewer = attach(env, port=port)
+        try:
+            assert {f"/tcp_{slot}" for slot in env.robots} <= nodes(viewer)
+            assert run_live(env, viewer, zero_policy(env), Controls(viewer, time_scale=0.0), max_steps=2) == 2
+            viewer.update(force=True)   # the loop's last step may fall inside the rate limit
+            for node, robot in zip(viewer.tcp_nodes, env.robots.values()):
+                np.testing.assert_allclose(node.batched_positions[0] - viewer.grid[0],
+                                           robot.tcp_pose()[0, :3].numpy(), atol=1e-5)
+        finally:
+            viewer.close()
+    finally:
+        env.close()
