@@ -60,6 +60,12 @@ if [ "${1:-}" = "--pack" ]; then
   mkdir -p "$TMP/ms/mani_skill/envs" && touch "$TMP/ms/mani_skill/envs/__init__.py" "$TMP/ms/mani_skill/utils/__init__.py"
   cp -r "$TMP/ms/mani_skill" "$TMP/site/"
   tar cJf "$BUNDLE/site.tar.xz" -C "$TMP/site" . && log "wrote $BUNDLE/site.tar.xz ($(du -h "$BUNDLE/site.tar.xz" | cut -f1))"
+  # the other registered robots' assets, from this machine's mani_skill (11 MB packed; the
+  # bundle, these and the tree fit the device machine's 64 MiB transfer)
+  MS_DIR=$("$PY" -c 'import mani_skill, os; print(os.path.dirname(mani_skill.__file__))')
+  tar cJf "$BUNDLE/robots.tar.xz" -C "$MS_DIR/.." \
+    mani_skill/assets/robots/{allegro,dclaw,fetch,koch,so100,xarm7} \
+    && log "wrote $BUNDLE/robots.tar.xz ($(du -h "$BUNDLE/robots.tar.xz" | cut -f1))"
   ver=$("$PY" -c 'import sapien.physx as p; print(p.version())' 2>/dev/null || echo 105.1-physx-5.3.1.patch0)
   url="https://github.com/sapien-sim/physx-precompiled/releases/download/$ver/linux-so.zip"
   if online "$url" && "$PY" -c "import urllib.request,sys; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])" \
@@ -88,6 +94,16 @@ if ! ldconfig -p 2>/dev/null | grep -q libvulkan && ls "$ROOT"/.gl/*.deb >/dev/n
   for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 fi
 
+# the NVIDIA driver's Vulkan ICD and EGL vendor files, where the device image keeps them
+# outside the loader's default search path (else SAPIEN's renderer: ErrorIncompatibleDriver)
+NV=/usr/local/nvidia/share
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$NV/vulkan/icd.d/nvidia_icd.json" ]; then
+  export VK_DRIVER_FILES=$NV/vulkan/icd.d/nvidia_icd.json; log "Vulkan ICD: $VK_DRIVER_FILES"
+fi
+if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f "$NV/glvnd/egl_vendor.d/10_nvidia.json" ]; then
+  export __EGL_VENDOR_LIBRARY_FILENAMES=$NV/glvnd/egl_vendor.d/10_nvidia.json
+fi
+
 # ---- 1. Python packages ------------------------------------------------------------------
 export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 have_deps() { "$PY" -c 'import sapien, mani_skill, gymnasium, trimesh, robosim_tasks, robosim' >/dev/null 2>&1; }
@@ -112,6 +128,7 @@ PY
   if ! have_deps && [ -f "$BUNDLE/site.tar.xz" ]; then
     log "offline: unpacking the bundle $BUNDLE/site.tar.xz into $SITE"
     tar xJf "$BUNDLE/site.tar.xz" -C "$SITE"
+    [ -f "$BUNDLE/robots.tar.xz" ] && tar xJf "$BUNDLE/robots.tar.xz" -C "$SITE"
   fi
 fi
 if ! have_deps; then

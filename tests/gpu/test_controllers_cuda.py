@@ -30,7 +30,9 @@ def test_fk_and_ik_on_cuda_match_cpu():
         ctrl = make_arm_controller("pd_ee_delta_pose", LIMITS.to(device), chain)
         q, action = _inputs(256, device)
         pos, rot = chain.forward(q.double())
-        outs[device] = (pos.cpu(), rot.cpu(), ctrl.targets(action, q).cpu())
+        # the CPU controller runs on numpy arrays (robosim.agents.step_math), CUDA's on tensors
+        targets = ctrl.targets(action.numpy(), q.numpy()) if device == "cpu" else ctrl.targets(action, q)
+        outs[device] = (pos.cpu(), rot.cpu(), torch.as_tensor(targets).cpu())
     for a, b in zip(outs["cpu"], outs["cuda"]):
         assert torch.allclose(a.double(), b.double(), atol=1e-5), (a - b).abs().max()
 
