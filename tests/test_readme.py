@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 
@@ -83,11 +84,19 @@ def test_robosim_commands_run_as_printed(tmp_path):
     for command in commands():
         if command.startswith(SETUP):
             continue
-        done = subprocess.run(argv(command), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        extra = []
+        if shlex.split(command)[1] == "view":   # it serves until stopped: a few steps, on a free port
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                extra = ["--max-steps", "5", "--time-scale", "0", "--port", str(s.getsockname()[1])]
+        done = subprocess.run(argv(command) + extra, cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
         ran.append((shlex.split(command)[1], done.stdout))
     outputs = dict(ran)
-    assert set(outputs) == {"list", "eval", "replay"}, "a new README command needs its check here"
+    assert set(outputs) == {"list", "eval", "replay", "view"}, "a new README command needs its check here"
+    views = [out for name, out in ran if name == "view"]
+    assert len(views) == 3 and all("http://127.0.0.1:" in out for out in views), views
+    assert "episodes)" in views[1]   # the --trajectory line plays eval.h5's episodes
     assert "PickCube-v1" in outputs["list"] and "pd_ee_delta_pose" in outputs["list"]
     assert re.search(r"success rate: +[\d.]+% \(\d/8\)", outputs["eval"]), outputs["eval"]
     assert (tmp_path / "eval.mp4").stat().st_size > 0 and (tmp_path / "eval.h5").stat().st_size > 0
