@@ -11,12 +11,11 @@ PickCube after 30 steps, docs/gpu.md), so later steps are compared by task outco
 """
 from __future__ import annotations
 
-import configparser
 import os
-from pathlib import Path
 
 import pytest
 import torch
+from task_ids import declared_tasks
 
 import robosim
 from robosim.record import RecordEpisode, replay
@@ -27,12 +26,6 @@ EMU = dict(sim_backend="physx_gpu_emulated", sim_device=os.environ.get("ROBOSIM_
 SEED = 0
 
 
-def declared_tasks() -> list[str]:
-    """The task ids setup.cfg declares (entry points): the list every task test covers,
-    whatever the registry of the machine holds."""
-    cfg = configparser.ConfigParser()
-    cfg.read(Path(__file__).parents[2] / "setup.cfg")
-    return [line.split("=")[0].strip() for line in cfg["options.entry_points"]["robosim.tasks"].strip().splitlines()]
 
 
 def _rollout(env) -> torch.Tensor:

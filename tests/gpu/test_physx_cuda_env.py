@@ -2,27 +2,21 @@
 solutions, no host synchronization in a step. Needs SAPIEN's PhysX GPU library."""
 from __future__ import annotations
 
-import configparser
 import json
 import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
+from task_ids import declared_tasks
 
 import robosim
 
 pytestmark = pytest.mark.physx_gpu
 
 
-def declared_tasks() -> list[str]:
-    """The task ids setup.cfg declares: every task test covers them all."""
-    cfg = configparser.ConfigParser()
-    cfg.read(Path(__file__).parents[2] / "setup.cfg")
-    return [line.split("=")[0].strip() for line in cfg["options.entry_points"]["robosim.tasks"].strip().splitlines()]
 
 PARITY_STEPS = 20
 # tolerances of the CPU-vs-CUDA comparison on contact-free motion (PD-driven arm in free
