@@ -8,15 +8,13 @@ collision shapes (the base glides on its joints, gravity off, so wheels touching
 ground would only add friction)."""
 from __future__ import annotations
 
-import hashlib
 import os
 import xml.etree.ElementTree as ET
 
 from robosim.agents.builtin_robots import mani_skill_asset
-from robosim.agents.model import _CACHE_DIR, _absolute_meshes
+from robosim.agents.model import _absolute_meshes, cached_urdf
 from robosim.agents.registry import register_robot
 from robosim.agents.spec import GripperSpec, MobileBaseSpec, RobotSpec
-from robosim.core.atomic import write_bytes_atomic
 
 FETCH_TORSO = 0.2   # m, the fixed torso lift (its joint's range is [0, 0.386])
 _FIXED = {"torso_lift_joint": FETCH_TORSO, "head_pan_joint": 0.0, "head_tilt_joint": 0.0}
@@ -39,12 +37,7 @@ def fetch_urdf() -> str:
         if link.get("name") in ("l_wheel_link", "r_wheel_link"):
             for collision in link.findall("collision"):
                 link.remove(collision)
-    text = ET.tostring(root, encoding="unicode")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = os.path.join(_CACHE_DIR, f"fetch-fixed-torso-{digest}.urdf")
-    if not os.path.isfile(path):
-        write_bytes_atomic(path, text.encode(), make_dirs=True)   # concurrent processes write the same bytes
-    return path
+    return cached_urdf(root, "fetch-fixed-torso")
 
 
 # Fetch: 7-DOF arm, two prismatic fingers (each 0 to 0.05 m; -0.01 squeezes a held

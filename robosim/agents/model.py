@@ -81,11 +81,17 @@ def compose_tool(arm_path: str, tool: ToolMount) -> str:
         for joint in children.get(name, []):
             arm.append(joint)
             stack.append(joint.find("child").get("link"))
-    text = ET.tostring(arm, encoding="unicode")
+    return cached_urdf(arm, os.path.splitext(os.path.basename(arm_path))[0])
+
+
+def cached_urdf(root: ET.Element, stem: str) -> str:
+    """Path of `root` written as `<cache>/<stem>-<content hash>.urdf` (written once;
+    concurrent processes write the same bytes, atomically)."""
+    text = ET.tostring(root, encoding="unicode")
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = os.path.join(_CACHE_DIR, f"{os.path.splitext(os.path.basename(arm_path))[0]}-{digest}.urdf")
+    path = os.path.join(_CACHE_DIR, f"{stem}-{digest}.urdf")
     if not os.path.isfile(path):
-        write_bytes_atomic(path, text.encode(), make_dirs=True)   # concurrent processes write the same bytes
+        write_bytes_atomic(path, text.encode(), make_dirs=True)
     return path
 
 
