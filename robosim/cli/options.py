@@ -95,8 +95,8 @@ def add_render_size_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_sim_backend_option(p: argparse.ArgumentParser, help_text: str) -> None:
-    """--sim-backend, one of robosim.sim.scene.SIM_BACKENDS (default physx_cpu)."""
-    from robosim.sim.scene import SIM_BACKENDS
+    """--sim-backend, one of robosim.sim.backends.SIM_BACKENDS (default physx_cpu)."""
+    from robosim.sim.backends import SIM_BACKENDS
 
     p.add_argument("--sim-backend", default="physx_cpu", choices=SIM_BACKENDS, help=help_text)
 

@@ -1,6 +1,6 @@
 """Per-env physical and visual properties of a view's bodies: what randomization events
 change, read and written only here (CPU SAPIEN setters; the GPU views refuse the
-physical ones, robosim.sim.gpu_views).
+physical ones, robosim.sim.gpu.views).
 
 Units: mass kg (the inertia tensor is scaled with it, so the body's shape of inertia is
 kept), damping 1/s, friction and restitution dimensionless, colours RGBA in [0, 1],

@@ -1,5 +1,5 @@
 """The task-level suite on the emulated GPU backend (physx_gpu_emulated): the GPU code path
-(robosim/sim/gpu_scene.py and its views) runs every built-in task, state save/restore,
+(robosim/sim/gpu/scene.py and its views) runs every built-in task, state save/restore,
 partial resets, object pools, randomization, cameras, recording and replay, and the
 vector env, on CPU PhysX.
 

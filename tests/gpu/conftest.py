@@ -17,7 +17,7 @@ _PHYSX_GPU: dict[str, str | None] = {}
 def physx_gpu_problem() -> str | None:
     """None when GPU PhysX is enabled in this process, else why not."""
     if "why" not in _PHYSX_GPU:
-        from robosim.sim.physx_cuda import enable_physx_gpu
+        from robosim.sim.gpu.physx_cuda import enable_physx_gpu
 
         try:
             enable_physx_gpu()

@@ -14,8 +14,8 @@ import torch
 
 import robosim
 from robosim.sensors.camera import place_cameras
-from robosim.sim.gpu_emulation import EmulatedGpuSystem
-from robosim.sim.gpu_system import SapienGpuSystem
+from robosim.sim.gpu.emulation import EmulatedGpuSystem
+from robosim.sim.gpu.system import SapienGpuSystem
 
 N = 2
 SHOWN = 0.05     # mean |rgb| change (0-255) above which a change shows

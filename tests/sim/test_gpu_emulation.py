@@ -10,9 +10,9 @@ import pytest
 import sapien
 import torch
 
-from robosim.sim.gpu_emulation import EmulatedGpuSystem
-from robosim.sim.gpu_emulation_render import SCENE_CHANGED
-from robosim.sim.gpu_scene import GpuSimScene
+from robosim.sim.gpu.emulation import EmulatedGpuSystem
+from robosim.sim.gpu.emulation_render import SCENE_CHANGED
+from robosim.sim.gpu.scene import GpuSimScene
 from robosim.sim.objects import ArticulationModel, Box, Joint, Link, RigidObject
 
 N = 3
@@ -91,7 +91,7 @@ def test_an_indexed_apply_writes_only_the_named_rows(sim):
 def test_set_pose_on_an_entity_does_nothing(sim, caplog):
     view = sim.actors["cube"]
     before = view.pose().clone()
-    with caplog.at_level(logging.WARNING, logger="robosim.gpu_emulation"):
+    with caplog.at_level(logging.WARNING, logger="robosim.sim.gpu.emulation"):
         view.entities[0].set_pose(view.entities[0].pose * sapien.Pose([0, 0, 1.0]))
         sim.step()
     sim.buffers.stale()

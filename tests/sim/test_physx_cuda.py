@@ -10,8 +10,8 @@ import torch
 
 import robosim
 from robosim.sim import resolve_backend
-from robosim.sim.gpu_scene import scene_offsets
-from robosim.sim.physx_cuda import enable_physx_gpu, fetch_physx_gpu_library, physx_gpu_library
+from robosim.sim.gpu.physx_cuda import enable_physx_gpu, fetch_physx_gpu_library, physx_gpu_library
+from robosim.sim.gpu.scene import scene_offsets
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without CUDA")
 

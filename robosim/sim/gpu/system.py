@@ -3,7 +3,7 @@
 `SapienGpuSystem` wraps SAPIEN's real `sapien.physx.PhysxGpuSystem` (backend
 `physx_cuda`). `EmulatedGpuSystem` reproduces, on CPU PhysX, the part of that class's
 behaviour robosim relies on (backend `physx_gpu_emulated`), so that every line of
-robosim/sim/gpu_scene.py runs, and is tested, on a machine without GPU PhysX. Both offer:
+robosim/sim/gpu/scene.py runs, and is tested, on a machine without GPU PhysX. Both offer:
 
   sub_scene_physx()            the PhysX system a new sub-scene is built on
   set_scene_offset / get_scene_offset
@@ -18,7 +18,7 @@ robosim/sim/gpu_scene.py runs, and is tested, on a machine without GPU PhysX. Bo
   step()
 
 The SAPIEN rules the emulation enforces, each with the source it comes from, are listed
-in docs/gpu.md; robosim/sim/gpu_emulation.py implements them.
+in docs/gpu.md; robosim/sim/gpu/emulation.py implements them.
 """
 from __future__ import annotations
 
@@ -79,6 +79,6 @@ def make_gpu_system(backend: str, sim_device: str | torch.device = "cpu"):
     (its buffers on torch device `sim_device`)."""
     if backend == "physx_cuda":
         return SapienGpuSystem()
-    from robosim.sim.gpu_emulation import EmulatedGpuSystem
+    from robosim.sim.gpu.emulation import EmulatedGpuSystem
 
     return EmulatedGpuSystem(sim_device)

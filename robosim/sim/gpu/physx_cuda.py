@@ -1,6 +1,6 @@
 """GPU PhysX for backend `physx_cuda`: SAPIEN's PhysX GPU library and enabling it.
 
-The scene and views that drive the GPU system are robosim.sim.gpu_scene (shared with
+The scene and views that drive the GPU system are robosim.sim.gpu.scene (shared with
 the emulated backend). Here: SAPIEN 3.0.3 loads `libPhysXGpu_64.so` from
 ~/.sapien/physx/<version>/ when `sapien.physx.enable_gpu()` runs, and that call must
 come before any PhysX object exists in the process (else "GPU PhysX can only be

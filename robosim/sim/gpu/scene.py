@@ -1,7 +1,7 @@
 """SimScene on a GPU-style physics system: backends `physx_cuda` and `physx_gpu_emulated`.
 
 Both run every line here; they differ only in the object that holds the system
-(robosim.sim.gpu_system: SAPIEN's PhysxGpuSystem, or its emulation on CPU PhysX). How
+(robosim.sim.gpu.system: SAPIEN's PhysxGpuSystem, or its emulation on CPU PhysX). How
 SAPIEN 3.0.3 wants a GPU system driven (its sources and ManiSkill3 3.0.1's
 mani_skill/envs/scene.py):
   * the PhysxGpuSystem copies the scene config and GPU memory capacities when it is
@@ -34,8 +34,8 @@ import math
 import numpy as np
 import torch
 
-from robosim.sim.gpu_pool import GpuObjectPoolView
-from robosim.sim.gpu_views import GpuActorView, GpuArticulationView, GpuBuffers
+from robosim.sim.gpu.pool import GpuObjectPoolView
+from robosim.sim.gpu.views import GpuActorView, GpuArticulationView, GpuBuffers
 from robosim.sim.scene import SimScene, add_lights
 
 GPU_SPACING = 4.0   # m between neighbouring sub-scene offsets (grid centred on 0)
@@ -54,7 +54,7 @@ def scene_offsets(num_envs: int) -> torch.Tensor:
 class GpuSimScene(SimScene):
     """SimScene on one GPU-style system (see the module docstring)."""
 
-    packed_reads = False   # buffers of its own (gpu_views)
+    packed_reads = False   # buffers of its own (robosim.sim.gpu.views)
     batched_rendering = True
     actor_view_class = GpuActorView
     articulation_view_class = GpuArticulationView
@@ -65,7 +65,7 @@ class GpuSimScene(SimScene):
         if backend not in GPU_BACKENDS:
             raise ValueError(f"backend must be one of {GPU_BACKENDS}, got {backend!r}")
         if backend == "physx_cuda":
-            from robosim.sim.physx_cuda import enable_physx_gpu
+            from robosim.sim.gpu.physx_cuda import enable_physx_gpu
 
             enable_physx_gpu()      # before the first PhysX object of the process
         self.backend = backend
@@ -86,7 +86,7 @@ class GpuSimScene(SimScene):
 
     def _make_physx_system(self):
         """The GPU system, made after PhysicsConfig.apply: SAPIEN copies the config then."""
-        from robosim.sim.gpu_system import make_gpu_system
+        from robosim.sim.gpu.system import make_gpu_system
 
         self.gpu = make_gpu_system(self.backend, self._sim_device)
         return self.gpu

@@ -1,4 +1,4 @@
-"""The batched render system of the emulated GPU backend (robosim.sim.gpu_emulation).
+"""The batched render system of the emulated GPU backend (robosim.sim.gpu.emulation).
 
 SAPIEN's RenderSystemGroup renders all sub-scenes' copies of a camera in one call and,
 once it exists, changes only what has a row in its pose buffer (SAPIEN 3.0.2,
@@ -226,7 +226,7 @@ class EmulatedRenderGroup:
 
 
 class EmulatedRendering:
-    """The rendering part of robosim.sim.gpu_emulation.EmulatedGpuSystem (its buffer
+    """The rendering part of robosim.sim.gpu.emulation.EmulatedGpuSystem (its buffer
     `rigid` and pose rows `_pose_rows` come from there)."""
 
     batch_rows: dict

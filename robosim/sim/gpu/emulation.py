@@ -13,7 +13,7 @@ with its SAPIEN source line):
     R + a * L_max + link index; padding rows); joint buffers are (A, dof_max), padded;
   * an indexed qpos, qvel, qf or drive-target apply with n indices writes the FIRST n
     articulations, as SAPIEN's does; root and rigid-body applies write the named rows;
-  * one infinite plane reaches every sub-scene (robosim.sim.gpu_emulation_shared);
+  * one infinite plane reaches every sub-scene (robosim.sim.gpu.emulation_shared);
   * no fetch, apply or step before `gpu_init`; adding a body afterwards un-initializes
     the system, so the next step fails as SAPIEN's does;
   * a buffer is stale after a step until fetched: its rows read NaN, and an apply that
@@ -24,7 +24,7 @@ with its SAPIEN source line):
     with SAPIEN's warning; toggling `kinematic` after gpu_init raises at the next step;
   * the render group refuses a scene changed after it was created, and a pose buffer
     that was not fetched since the last step; it moves only the shapes and cameras
-    that have a pose row, as SAPIEN's does (robosim.sim.gpu_emulation_render).
+    that have a pose row, as SAPIEN's does (robosim.sim.gpu.emulation_render).
 """
 from __future__ import annotations
 
@@ -34,12 +34,12 @@ import numpy as np
 import sapien
 import torch
 
-from robosim.sim.gpu_emulation_render import EmulatedCudaArray, EmulatedRendering
-from robosim.sim.gpu_emulation_shared import cpu_system, share_planes
+from robosim.sim.gpu.emulation_render import EmulatedCudaArray, EmulatedRendering
+from robosim.sim.gpu.emulation_shared import cpu_system, share_planes
 from robosim.sim.scene import SubScene
 
 POSE, VEL = slice(0, 7), slice(7, 13)
-LOG = logging.getLogger("robosim.gpu_emulation")
+LOG = logging.getLogger(__name__)
 NOT_INITIALIZED = "GPU PhysX is not initialized."
 STEP_NOT_INITIALIZED = "failed to step: gpu simulation is not initialized."
 SET_POSE_IGNORED = "setting pose does not affect PhysX GPU simulation."

@@ -1,4 +1,4 @@
-"""Batched views over a GPU-style system's buffers (robosim.sim.gpu_scene).
+"""Batched views over a GPU-style system's buffers (robosim.sim.gpu.scene).
 
 Same contracts as robosim.sim.views (shapes, dtypes, env frame), with every tensor on
 the system's device. Writes edit the torch view of a buffer and push all its rows, so

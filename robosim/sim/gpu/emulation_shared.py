@@ -1,12 +1,12 @@
 """What the sub-scenes of one GPU system share, kept by the emulation's CPU systems
-(robosim.sim.gpu_emulation).
+(robosim.sim.gpu.emulation).
 
 On the GPU every sub-scene lives in one PxScene: one scene config, copied when the
 system is constructed, and one world, where an infinite plane (the ground) touches the
 bodies of every sub-scene, so robosim adds it once. The emulation gives each sub-scene
 a CPU system of its own: it builds each with the config copied at construction, and
 copies every plane into the others at the place the plane has in the GPU's world, so
-the shared scene code (robosim.sim.gpu_scene) need not know.
+the shared scene code (robosim.sim.gpu.scene) need not know.
 """
 from __future__ import annotations
 
