@@ -38,7 +38,7 @@ class GpuCameraGroups:
         self.sim = sim
         self.luts = luts
         self.cameras = cameras
-        # fixed cameras get a mount row (robosim.sim.gpu_scene), so a camera event can move them
+        # fixed cameras get a mount row (robosim.sim.gpu.scene), so a camera event can move them
         sim.mount_cameras([c for per_env in cameras.values() for c in per_env if mount_body(c) is None])
         self._groups: dict | None = None
         self._mounts: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None
