@@ -93,7 +93,7 @@ class ActionSolver:
 
     def __init__(self, env, robot=None):
         robot = env.robot if robot is None else robot
-        self.robot, self.mode = robot, env.control_mode
+        self.robot, self.mode = robot, robot.control_mode
         self.targets = env.sim.state_layout()[robot.view.name]["drive_targets"]   # columns of the state row
         self.base_rot = quat_to_matrix(robot.base_quat.double())   # (3, 3) base axes -> env axes
 

@@ -97,7 +97,7 @@ class GenerateReport:
         return head
 
 
-def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, control_mode: str | None = None,
+def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, control_mode: str | dict | None = None,
                    obs_mode: str = "state", task_params: dict | None = None, num_envs: int = 4, seed: int = 0,
                    max_tries: int | None = None, sensor_configs: dict | None = None, action_noise: float = 0.0,
                    progress: bool = False) -> GenerateReport:
@@ -118,7 +118,8 @@ def generate_demos(task: str, num: int, out: str, *, robot: str | None = None, c
     check_count("max_tries", max_tries, minimum=num)
     task_cls = get_task(task)
     control_mode = task_cls.default_control_mode if control_mode is None else control_mode
-    if control_mode not in EE_CONTROL_MODES:
+    modes = control_mode.values() if isinstance(control_mode, dict) else [control_mode]   # {slot: mode}: each
+    if not all(mode in EE_CONTROL_MODES for mode in modes):
         raise ValueError(f"control_mode must be one the scripted solutions act in, one of {list(EE_CONTROL_MODES)}, "
                          f"got {control_mode!r} (generate, then `robosim demos convert --to-control-mode` "
                          f"for joint modes)")

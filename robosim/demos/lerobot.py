@@ -189,7 +189,9 @@ class _DatasetWriter:
 
     def features(self) -> dict[str, dict]:
         env, first = self.env, self.frames[0]
-        actions = [f"{env.control_mode}_{i}" for i in range(self.traj.action_dim)]
+        # each robot's part named by its own control mode (a multi-robot env may mix them)
+        modes = [r.control_mode for r in env.robots.values() for _ in range(int(r.action_low.numel()))]
+        actions = [f"{mode}_{i}" for i, mode in enumerate(modes)]
         joints = [f"{name}.{j}" if self.multi else j for name, (_, _, js) in self.robots.items() for j in js]
         names = {"observation.state": joints,
                  "observation.environment_state": [f"state_{i}" for i in range(self.traj.state_dim)],

@@ -7,9 +7,11 @@ A task places one robot (no `robot_slots`: one implicit slot, SINGLE_SLOT, at
                    "right": RobotSlot("panda", base_position=(-0.1, -0.35, 0.0))}
 
 make's `robot=` takes a robot name (every slot gets it) or, for a multi-robot task, a
-dict {slot: name} (slots left out get their default). Each robot has its own controller
-(of the env's control mode); a multi-robot env's action is a Dict keyed by slot, and a
-flat (N, sum of dims) view concatenates the slots in declaration order.
+dict {slot: name} (slots left out get their default). Each robot has its own controller;
+make's `control_mode=` takes a mode name (every slot gets it) or, for a multi-robot task,
+a dict {slot: mode} naming every slot. A multi-robot env's action is a Dict keyed by
+slot (each slot's Box sized by its own mode), and a flat (N, sum of dims) view
+concatenates the slots in declaration order.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robosim.agents import Robot, get_robot_spec, list_robots
+from robosim.agents import CONTROL_MODES, Robot, get_robot_spec, list_robots
 
 SINGLE_SLOT = "robot"   # the name of a single-robot task's one slot
 
@@ -87,6 +89,55 @@ def check_robot_field(task: Any, robot: Any, check_one: Any = None) -> str | dic
     return robot if isinstance(robot, str) else dict(pairs)
 
 
+def check_control_mode_field(task: Any, control_mode: Any,
+                             robot: str | dict[str, str] | None) -> str | dict[str, str] | None:
+    """make's `control_mode=` for Task class `task`, validated and normalized: None (the
+    task's default_control_mode), a mode name (every robot), or (multi-robot tasks) a
+    dict {slot: mode} naming every slot, in slot order. `robot` is the validated robot
+    field: each robot must support its mode (the default included). TypeError for a
+    value of the wrong type, ValueError for an unknown/missing slot or mode."""
+    slots = task_slots(task)
+    multi = is_multi_robot(task)
+    if isinstance(control_mode, dict):
+        if not multi:
+            raise ValueError(f"control_mode must be a control mode name for {task.__name__} (it places one robot), "
+                             f"got the dict {control_mode!r}")
+        unknown = [k for k in control_mode if k not in slots]
+        missing = [k for k in slots if k not in control_mode]
+        if unknown or missing:
+            raise ValueError(f"control_mode as a dict must name every robot slot of {task.__name__}, {list(slots)}, "
+                             f"and no other; got keys {list(control_mode)} (unknown: {unknown}, missing: {missing})")
+        modes = {slot: control_mode[slot] for slot in slots}
+        where = {slot: f"control_mode[{slot!r}]" for slot in slots}
+    elif control_mode is None or isinstance(control_mode, str):
+        modes = {slot: control_mode or task.default_control_mode for slot in slots}
+        where = dict.fromkeys(slots, "control_mode")
+    else:
+        raise TypeError(f"control_mode must be a control mode name (str) such as {list(CONTROL_MODES)}, "
+                        f"{'a dict {slot: mode} or ' if multi else ''}None, got {control_mode!r} "
+                        f"({type(control_mode).__name__})")
+    robots = resolved_robot(task, robot)
+    for slot, mode in modes.items():
+        if not isinstance(mode, str):
+            raise TypeError(f"{where[slot]} must be a control mode name (str) such as {list(CONTROL_MODES)}, got "
+                            f"{mode!r} ({type(mode).__name__})")
+        if mode not in CONTROL_MODES:
+            raise ValueError(f"{where[slot]} must be one of {list(CONTROL_MODES)}, got {mode!r}")
+        name = robots[slot] if multi else robots
+        supported = get_robot_spec(name).control_modes
+        if mode not in supported:
+            owner = f"robot {name!r}" + (f" (slot {slot!r})" if multi else "")
+            default = "" if control_mode is not None else f" ({task.__name__}'s default_control_mode)"
+            raise ValueError(f"{where[slot]} must be one that {owner} supports, one of {list(supported)}, "
+                             f"got {mode!r}{default}")
+    return dict(modes) if isinstance(control_mode, dict) else control_mode
+
+
+def slot_control_modes(task: Any, control_mode: str | dict[str, str]) -> dict[str, str]:
+    """{slot: mode} of a resolved control_mode field (a str: the same mode for every slot)."""
+    return {slot: control_mode if isinstance(control_mode, str) else control_mode[slot] for slot in task_slots(task)}
+
+
 def resolved_robot(task: Any, robot: str | dict[str, str] | None) -> str | dict[str, str]:
     """The robot field with the task's defaults written in: a name for a single-robot
     task, a full {slot: name} dict for a multi-robot task."""
@@ -97,13 +148,15 @@ def resolved_robot(task: Any, robot: str | dict[str, str] | None) -> str | dict[
     return {slot: given.get(slot, s.default) for slot, s in slots.items()}
 
 
-def build_robots(task: Any, robot: str | dict[str, str], control_mode: str) -> dict[str, Robot]:
-    """{slot: Robot} (not yet loaded) for a resolved robot field; each robot gets its own
-    controller of `control_mode`. Multi-robot articulations are named "<slot>_<robot>"."""
+def build_robots(task: Any, robot: str | dict[str, str], control_mode: str | dict[str, str]) -> dict[str, Robot]:
+    """{slot: Robot} (not yet loaded) for resolved robot and control_mode fields; each
+    robot gets its own controller of its slot's mode. Multi-robot articulations are
+    named "<slot>_<robot>"."""
     slots = task_slots(task)
+    modes = slot_control_modes(task, control_mode)
     if not is_multi_robot(task):
-        return {SINGLE_SLOT: Robot(get_robot_spec(robot), control_mode, task.robot_base_position)}
-    return {slot: Robot(get_robot_spec(robot[slot]), control_mode, s.base_position, s.base_quat,
+        return {SINGLE_SLOT: Robot(get_robot_spec(robot), modes[SINGLE_SLOT], task.robot_base_position)}
+    return {slot: Robot(get_robot_spec(robot[slot]), modes[slot], s.base_position, s.base_quat,
                         name=f"{slot}_{robot[slot]}") for slot, s in slots.items()}
 
 

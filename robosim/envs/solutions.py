@@ -72,7 +72,7 @@ def ee_action(robot: Robot, target_pos: torch.Tensor, target_rot: torch.Tensor |
     robot = _deprecated_env_argument(robot, "robot", Robot, "ee_action(env, ...)", "ee_action(env.robot, ...)")
     if robot.control_mode not in EE_CONTROL_MODES:
         raise ValueError(f"scripted policies need the robot's control_mode in {EE_CONTROL_MODES}, "
-                         f"got {robot.control_mode!r}")
+                         f"got {robot.control_mode!r} (robot {robot.name!r})")
     tcp = robot.tcp_pose()
     pos_action = torch.clamp((target_pos - tcp[:, :3]) / POS_FULL_SCALE, -1.0, 1.0)
     parts = [pos_action]

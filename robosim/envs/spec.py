@@ -20,7 +20,7 @@ import torch
 from robosim.envs.checks import check_choice, is_int, to_seeds
 from robosim.envs.device_transfer import check_output_device
 from robosim.envs.observations import CAMERA_OBS_MODES, OBS_MODES
-from robosim.envs.robots import check_robot_field, resolved_robot
+from robosim.envs.robots import check_control_mode_field, check_robot_field, resolved_robot
 from robosim.envs.task import Task, check_robot_for_task
 from robosim.sensors.rig import RigSpec
 from robosim.sim import SIM_BACKENDS, PhysicsConfig, resolve_backend
@@ -78,7 +78,7 @@ class EnvSpec:
     task_id: Any
     num_envs: int = 1
     obs_mode: str = "state"
-    control_mode: str | None = None          # None: the task's default_control_mode
+    control_mode: str | dict | None = None   # None: the task's default_control_mode; dict: {slot: mode}
     reward_mode: str = "dense"
     sim_backend: str = "physx_cpu"
     render_mode: str | None = None
@@ -105,10 +105,6 @@ class EnvSpec:
         put(self, "num_envs", int(self.num_envs))
         check_choice("obs_mode", self.obs_mode, OBS_MODES)
         check_choice("reward_mode", self.reward_mode, REWARD_MODES)
-        if self.control_mode is not None:
-            from robosim.agents import CONTROL_MODES
-
-            check_choice("control_mode", self.control_mode, CONTROL_MODES)
         check_choice("sim_backend", self.sim_backend, SIM_BACKENDS)
         if self.render_mode is not None:
             check_choice("render_mode", self.render_mode, RENDER_MODES)
@@ -135,6 +131,8 @@ class EnvSpec:
         # a name, or {slot: name} for a multi-robot task (robosim.envs.robots); ValueError
         # listing the known robots / slots, then the task's check of each robot
         put(self, "robot", check_robot_field(task, self.robot, check_robot_for_task))
+        # a mode, or {slot: mode} naming every slot; each robot must support its own
+        put(self, "control_mode", check_control_mode_field(task, self.control_mode, self.robot))
         check_isolation(self.physics_isolation, resolve_backend(self.sim_backend))
         put(self, "sim_device", _check_device("sim_device", self.sim_device))
         if self.device is not None:   # refused before the build: a device torch cannot use here
