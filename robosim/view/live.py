@@ -19,7 +19,8 @@ from robosim.view.viewer import Viewer
 
 class Controls:
     """The live run's GUI panel: pause (checkbox), step, reset all, reset one env,
-    time scale (1 = real time of the env's control_dt; 0 = as fast as possible)."""
+    time scale (1 = real time of the env's control_dt; 0 = as fast as possible), and the
+    overlay toggles (contact points, force arrows and their N-per-metre scale, camera frustums)."""
 
     def __init__(self, viewer: Viewer, title: str = "run", time_scale: float = 1.0):
         gui = viewer.server.gui
@@ -39,12 +40,20 @@ class Controls:
             self.show = gui.add_dropdown("show", ["all envs", *[f"env {i}" for i in range(n)]],
                                          initial_value="all envs")
             self.contacts = gui.add_checkbox("contact points", initial_value=False)
+            self.forces = gui.add_checkbox("force arrows", initial_value=False)
+            self.force_scale = gui.add_slider("force scale (N/m)", min=0.5, max=100.0, step=0.5,
+                                              initial_value=viewer.force_scale,
+                                              hint="newtons of contact force per metre of arrow")
+            self.frustums = gui.add_checkbox("camera frustums", initial_value=False)
         self.step_button.on_click(lambda _: self.request_step())
         self.reset_all_button.on_click(lambda _: self.request_reset(None))
         self.reset_one_button.on_click(lambda _: self.request_reset(int(self.env_choice.value)))
         self.show.on_update(lambda _: viewer.set_env_visible(
             None if self.show.value == "all envs" else int(self.show.value.split()[1])))
         self.contacts.on_update(lambda _: setattr(viewer, "show_contacts", bool(self.contacts.value)))
+        self.forces.on_update(lambda _: setattr(viewer, "show_forces", bool(self.forces.value)))
+        self.force_scale.on_update(lambda _: setattr(viewer, "force_scale", float(self.force_scale.value)))
+        self.frustums.on_update(lambda _: setattr(viewer, "show_frustums", bool(self.frustums.value)))
 
     def request_step(self) -> None:
         with self._lock:

@@ -5,6 +5,9 @@ Scene graph (node names are the contract tests and users rely on):
   /env{i}/label            success and sim_fault of env i's last step (the rewards are a
                            table in the side panel: `reward_table`)
   /env{i}/contacts         contact points (only while `show_contacts` is on)
+  /env{i}/forces           contact force arrows, `force_scale` N per metre (only while
+                           `show_forces` is on; robosim.view.overlays)
+  /env{i}/cameras/{name}   sensor camera frustums (only while `show_frustums` is on)
   /bodies/{name}_{g}/mesh  one batched glTF mesh per body geometry (its coloured parts)
                            with one instance per env holding that body (robot links, task
                            objects, goals): viser sends all envs' poses of a body in one
@@ -31,6 +34,7 @@ from viser import _messages as viser_messages
 
 from robosim.sensors.tiling import grid_shape
 from robosim.sensors.visual_shapes import SceneVisuals, VisualBody
+from robosim.view.overlays import FORCE_SCALE, CameraFrustums, ForceArrows, check_force_scale
 from robosim.view.server import start_server
 
 POSE_TOLERANCE = 1e-6   # m / quaternion units: smaller changes are not sent
@@ -105,6 +109,9 @@ class Viewer:
         self.server = start_server(port, host)
         self.port, self.host = port, host
         self.show_contacts = False
+        self.show_forces = False
+        self.show_frustums = False
+        self._force_scale = FORCE_SCALE
         self._last_push = -np.inf
         self.frames_pushed = 0
         try:
@@ -112,6 +119,15 @@ class Viewer:
         except BaseException:
             self.server.stop()
             raise
+
+    @property
+    def force_scale(self) -> float:
+        """N of contact force per metre of force arrow (> 0)."""
+        return self._force_scale
+
+    @force_scale.setter
+    def force_scale(self, value: float) -> None:
+        self._force_scale = check_force_scale(value)
 
     @property
     def url(self) -> str:
@@ -160,6 +176,8 @@ class Viewer:
                                                          axes_radius=0.004))
         self.tcp_node = self.tcp_nodes[0]
         self.contact_nodes: list[Any] = [None] * n
+        self.forces = ForceArrows(self.server, n)
+        self.frustums = CameraFrustums(self.server, self.env)
         self._frame_camera()
         self.reward_table = self.server.gui.add_markdown("")
         self._last_push = time.perf_counter()   # the scene as built is the first frame
@@ -215,7 +233,10 @@ class Viewer:
                 _send_instances(node, (tcp[:, :3] + self.grid).astype(np.float32),
                                 np.ascontiguousarray(tcp[:, 3:], np.float32))
             self._update_labels(reward, info)
-            self._update_contacts()
+            rows = self.env.sim.contacts.points() if self.show_contacts or self.show_forces else None
+            self._update_contacts(rows if self.show_contacts else None)
+            self.forces.update(rows if self.show_forces else None, self._force_scale)
+            self.frustums.update(self.show_frustums)
         self.frames_pushed += 1
         return True
 
@@ -240,14 +261,15 @@ class Viewer:
                     for i in range(self.env.num_envs)]
             self.reward_table.content = "\n".join(["| env | reward | success |", "|---|---|---|", *rows])
 
-    def _update_contacts(self) -> None:
-        if not self.show_contacts:
+    def _update_contacts(self, rows_per_env: list[np.ndarray] | None) -> None:
+        """Draw env i's contact points from rows_per_env[i] (Contacts.points()); None: remove them."""
+        if rows_per_env is None:
             for i, node in enumerate(self.contact_nodes):
                 if node is not None:
                     node.remove()
                     self.contact_nodes[i] = None
             return
-        for i, rows in enumerate(self.env.sim.contacts.points()):
+        for i, rows in enumerate(rows_per_env):
             if self.contact_nodes[i] is not None:
                 self.contact_nodes[i].remove()
             colors = np.tile(np.array([[255, 40, 200]], np.uint8), (len(rows), 1))
