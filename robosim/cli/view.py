@@ -1,7 +1,8 @@
 """`robosim view`: watch a task run, or play a recorded trajectory, in a browser (viser).
 
 `robosim view TASK` steps N envs with a policy (the scripted solution by default, `zero`,
-or module:callable as `robosim eval --policy` takes it; `--teleop`: a gizmo on the TCP)
+or module:callable as `robosim eval --policy` takes it; `--teleop`: a gizmo on the TCP,
+key buttons in the page, and with `--teleop keys` the keys typed into this terminal)
 and serves them at http://HOST:PORT with pause/step/reset/time-scale controls;
 `--record FILE.h5` writes every finished episode as a demonstration.
 `robosim view --trajectory FILE` plays a recorded file from its states.
@@ -89,14 +90,26 @@ def view_task(args: argparse.Namespace) -> int:
                 from robosim.demos.recorder import DemoRecorder
 
                 driven = recorder = DemoRecorder(env, args.record, keep=lambda episode: True)
+            keys = None
             if args.teleop:
+                from robosim.view.keys import KeyButtons, TerminalKeys
                 from robosim.view.teleop import Teleop
 
-                policy = Teleop(viewer).policy
+                teleop = Teleop(viewer)
+                KeyButtons(teleop)
+                policy = teleop.policy
+                if args.teleop == "keys":
+                    keys = TerminalKeys(teleop)
+                    policy = keys.policy
+                    print("robosim view: keys w/s +x/-x, a/d +y/-y, q/e +z/-z, space gripper", flush=True)
             else:
                 policy = factory(driven)
             print(f"robosim view: {args.task} on {args.num_envs} envs at {viewer.url} (Ctrl-C stops)", flush=True)
-            run_live(driven, viewer, policy, controls, seed=args.seed, max_steps=args.max_steps)
+            try:
+                run_live(driven, viewer, policy, controls, seed=args.seed, max_steps=args.max_steps)
+            finally:
+                if keys is not None:
+                    keys.close()   # the terminal gets its mode back
         finally:
             viewer.close()
     finally:
@@ -118,8 +131,9 @@ def add_view_command(sub) -> None:
     p.add_argument("--policy", default="robosim.record.policies:scripted",
                    help=f"module:callable as robosim eval takes it, or '{ZERO}' for zero actions "
                         f"(default: the task's scripted solution)")
-    p.add_argument("--teleop", action="store_true",
-                   help="drive env 0's TCP with a gizmo in the browser (pd_ee_delta_pose) and a gripper button")
+    p.add_argument("--teleop", nargs="?", const="gizmo", default=None, choices=["gizmo", "keys"],
+                   help="drive env 0's TCP (pd_ee_delta_pose) with a gizmo and key buttons in the browser; "
+                        "'--teleop keys' also reads w/s a/d q/e (x/y/z) and space (gripper) from this terminal")
     p.add_argument("--record", default=None, metavar="FILE.h5",
                    help="write every finished episode as a demonstration (robosim demos convert/export, replay)")
     p.add_argument("-n", "--num-envs", type=int, default=None, help="parallel envs (default: 4; 1 with --teleop)")
