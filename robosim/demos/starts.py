@@ -8,7 +8,9 @@ demonstration had at (episode, step) into them.
 `apply` resets each env of env_idx with its demonstration's seed (so per-episode
 randomization draws what the demo drew; elapsed_steps restarts at 0: the whole
 episode budget is left), then `env.set_state(state, env_idx)` writes the recorded
-state. The env's `get_state()` then equals the recorded state bit for bit. The physics
+state and returns `env.unwrapped.observe()`'s observations of it (BaseEnv.observe: as
+reset builds them, declared observation noise included, nothing stepped). The env's
+`get_state()` then equals the recorded state bit for bit. The physics
 continues from there exactly as a fresh episode does with `physics_isolation="separate"`
 (set_state starts the env's PhysX system afresh); from step 0 the demo's actions
 reproduce its states bit for bit, from a later step they do not: PhysX's contact
@@ -97,7 +99,7 @@ class DemoStarts:
         env.reset(seed=[self.episodes[k].seed for k in episodes], options={"env_idx": index})
         env.set_state(torch.from_numpy(np.stack([self.episodes[k].states[t] for k, t in zip(episodes, steps)])),
                       env_idx=index)
-        return observe(env)
+        return env.unwrapped.observe()[0]
 
     def _check_pair(self, episode_arg: str, step_arg: str, episode: int, step: int) -> None:
         _check_int(episode_arg, episode, 0)
@@ -107,17 +109,6 @@ class DemoStarts:
         if step > self.episodes[episode].length:
             raise ValueError(f"{step_arg} must be in [0, {self.episodes[episode].length}] for episode {episode}, "
                              f"got {step}")
-
-
-def observe(env: Any) -> Any:
-    """The observations of env's current state, without stepping (as reset builds them).
-    BaseEnv has no public call for this yet; it is its reset's last stage."""
-    base = env.unwrapped
-    info = base._evaluate()
-    obs = base._obs.build(info)
-    if base.randomization.perturbs_observations:
-        obs = base.randomization.perturb_observation(obs)
-    return obs
 
 
 def _check_int(arg: str, value: Any, minimum: int) -> int:

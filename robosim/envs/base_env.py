@@ -260,6 +260,21 @@ class BaseEnv(gym.Env):
         truncated = self.elapsed_steps >= self.max_episode_steps
         return obs, reward, terminated, truncated, info
 
+    @below_autograd
+    def observe(self) -> tuple[Any, dict[str, Any]]:
+        """(obs, info) of the envs' current state, built as reset and step build theirs
+        (e.g. after set_state): obs in observation_space, every tensor (N, ...) on
+        `device`; info: the task's evaluate() keys, elapsed_steps and is_success (not the
+        per-call sim_fault, reconfigure). Declared observation noise is applied: its draw is
+        keyed by (env seed, episode, elapsed_steps), so it is the noise reset/step gave at
+        this step. Steps nothing and changes nothing (state, elapsed_steps, random streams)."""
+        self._check_open()
+        info = self._evaluate()
+        obs = self._obs.build(info)
+        if self.randomization.perturbs_observations:
+            obs = self.randomization.perturb_observation(obs)
+        return obs, info
+
     def _evaluate(self) -> dict[str, Any]:
         info = self.task.evaluate()
         if self._task_check.active:   # first reset and step only
