@@ -57,6 +57,13 @@ def test_eval_takes_robot_and_task_params(recorded):
     (["eval", "PickCube-v1", "--camera", "[90]"], ["JSON object", "'[90]'"]),
     (["eval", "TwoArmLift-v1", "--robot", "left=,x"], ["SLOT=NAME", "'left=,x'"]),
     (["eval", "TwoArmLift-v1", "--robot", "middle=panda"], ["'middle'", "['left', 'right']"]),
+    (["eval", "TwoArmLift-v1", "--control-mode", "left=pd_ee_delta_pose,right"], ["SLOT=MODE", "'left="]),
+    (["eval", "TwoArmLift-v1", "--control-mode", "left=pd_ee_delta_pose"], ["control_mode", "missing: ['right']"]),
+    (["demos", "generate", "TwoArmLift-v1", "-n", "1", "--out", "x.h5", "--control-mode",
+      "left=pd_ee_delta_pose,right=pd_joint_delta_pos"], ["control_mode must be one the scripted", "'right'"]),
+    # the scripted solution steers each arm by ee_action: it refuses the joint-mode arm
+    (["eval", "TwoArmLift-v1", "--control-mode", "left=pd_ee_delta_pose,right=pd_joint_delta_pos", "--episodes", "1",
+      "--num-envs", "1"], ["scripted policies need", "got 'pd_joint_delta_pos' (robot 'right_panda')"]),
 ])
 def test_bad_robot_or_task_param_is_named(args, words, tmp_path):
     result = run(*args, cwd=tmp_path)
@@ -72,6 +79,17 @@ def test_eval_takes_a_robot_per_slot(tmp_path):
     assert result.returncode == 0, result.stderr
     with h5py.File(tmp_path / "x.h5", "r") as h5:
         assert json.loads(h5.attrs["env_spec"])["robot"] == {"left": "panda", "right": "xarm7"}
+
+
+def test_eval_takes_a_control_mode_per_slot(tmp_path):
+    result = run("eval", "TwoArmLift-v1", "--control-mode", "left=pd_ee_delta_pose,right=pd_joint_delta_pos",
+                 "--policy", "robosim.record.policies:random", "--trajectory", "x.h5", "--episodes", "1",
+                 "--num-envs", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    with h5py.File(tmp_path / "x.h5", "r") as h5:
+        assert json.loads(h5.attrs["env_spec"])["control_mode"] == {"left": "pd_ee_delta_pose",
+                                                                    "right": "pd_joint_delta_pos"}
+        assert int(h5.attrs["action_dim"]) == 15   # panda: 6 ee + gripper, 7 joint deltas + gripper
 
 
 def test_solve_takes_robot_and_task_params(tmp_path):

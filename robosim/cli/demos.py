@@ -20,7 +20,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from robosim.cli.options import add_make_options, fail, make_options, parse_size
+from robosim.cli.options import add_control_mode_option, add_make_options, fail, make_options, parse_size
 
 CAMERA_CHOICES = ("rgb", "rgbd", "pointcloud", "depth", "segmentation")
 FORMATS = ("lerobot",)
@@ -84,9 +84,8 @@ def add_demos_command(sub) -> None:
     g.add_argument("task", help="task id, e.g. PickCube-v1")
     g.add_argument("-n", "--num", type=int, required=True, help="successful episodes to keep")
     g.add_argument("--out", required=True, help="output trajectory (.h5)")
-    g.add_argument("--control-mode", default=None,
-                   help="pd_ee_delta_pose or pd_ee_delta_pos, the modes scripted solutions act in "
-                        "(default: the task's; use `robosim demos convert` for joint modes)")
+    add_control_mode_option(g, "pd_ee_delta_pose or pd_ee_delta_pos, the modes scripted solutions act in "
+                               "(default: the task's; use `robosim demos convert` for joint modes)")
     g.add_argument("--obs-mode", default="state",
                    help="state (default; the states are recorded, observations are derived from them) or a "
                         "camera mode (rgb, rgbd, pointcloud...): rendered from the recorded states after the run")

@@ -24,6 +24,7 @@ import sys
 import time
 
 from robosim.cli.options import (
+    add_control_mode_option,
     add_make_options,
     add_render_size_option,
     add_sim_backend_option,
@@ -182,7 +183,7 @@ def add_eval_command(sub) -> None:
     p.add_argument("--video", help="write an mp4 of every step, envs tiled, to this path")
     p.add_argument("--trajectory", help="write an HDF5 trajectory (replayable with robosim replay)")
     p.add_argument("--obs-mode", default="state", help="obs mode passed to the policy (default: state)")
-    p.add_argument("--control-mode", default=None, help="control mode (default: the task's)")
+    add_control_mode_option(p)
     add_sim_backend_option(p, "physics backend (default: physx_cpu)")
     add_render_size_option(p)
     p.add_argument("--render-lod", default="auto", help="auto | full | low (default: auto)")

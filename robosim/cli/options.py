@@ -65,16 +65,34 @@ def parse_task_param(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def parse_robot(text: str) -> str | dict[str, str]:
-    """--robot value: a robot name, or SLOT=NAME[,SLOT=NAME...] for a task of several
-    robots ('left=panda,right=xarm7' -> {'left': 'panda', 'right': 'xarm7'})."""
+def _per_slot(text: str, what: str, pair: str, example: str) -> str | dict[str, str]:
+    """`text` itself, or SLOT=VALUE[,SLOT=VALUE...] as {slot: value}; ArgumentTypeError
+    naming `what` for a malformed pair."""
     if "=" not in text:
         return text
     pairs = [item.partition("=") for item in text.split(",")]
-    if any(not slot.strip() or not sep or not name.strip() for slot, sep, name in pairs):
-        raise argparse.ArgumentTypeError(f"expected a robot name or SLOT=NAME[,SLOT=NAME...] such as "
-                                         f"left=panda,right=panda, got {text!r}")
-    return {slot.strip(): name.strip() for slot, _, name in pairs}
+    if any(not slot.strip() or not sep or not value.strip() for slot, sep, value in pairs):
+        raise argparse.ArgumentTypeError(f"expected a {what} or {pair}[,{pair}...] such as {example}, got {text!r}")
+    return {slot.strip(): value.strip() for slot, _, value in pairs}
+
+
+def parse_robot(text: str) -> str | dict[str, str]:
+    """--robot value: a robot name, or SLOT=NAME[,SLOT=NAME...] for a task of several
+    robots ('left=panda,right=xarm7' -> {'left': 'panda', 'right': 'xarm7'})."""
+    return _per_slot(text, "robot name", "SLOT=NAME", "left=panda,right=panda")
+
+
+def parse_control_mode(text: str) -> str | dict[str, str]:
+    """--control-mode value: a mode for every robot, or SLOT=MODE[,SLOT=MODE...] naming
+    every slot of a task of several robots ('left=pd_ee_delta_pose,right=pd_joint_delta_pos')."""
+    return _per_slot(text, "control mode", "SLOT=MODE", "left=pd_ee_delta_pose,right=pd_joint_delta_pos")
+
+
+def add_control_mode_option(p: argparse.ArgumentParser, help_text: str = "control mode (default: the task's)") -> None:
+    """--control-mode MODE | SLOT=MODE,... (robosim.make's control_mode)."""
+    p.add_argument("--control-mode", default=None, type=parse_control_mode, metavar="MODE | SLOT=MODE,...",
+                   help=f"{help_text}; for a task of several robots, SLOT=MODE pairs naming every slot "
+                        f"(left=pd_ee_delta_pose,right=pd_joint_delta_pos)")
 
 
 def add_make_options(p: argparse.ArgumentParser) -> None:
