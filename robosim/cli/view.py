@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from robosim.cli.options import add_make_options, fail, make_options
+from robosim.cli.options import add_control_mode_option, add_make_options, fail, make_options
 
 ZERO = "zero"
 
@@ -138,7 +138,7 @@ def add_view_command(sub) -> None:
                    help="write every finished episode as a demonstration (robosim demos convert/export, replay)")
     p.add_argument("-n", "--num-envs", type=int, default=None, help="parallel envs (default: 4; 1 with --teleop)")
     p.add_argument("--seed", type=int, default=0, help="first episode seed (default: 0)")
-    p.add_argument("--control-mode", default=None, help="control mode (default: the task's)")
+    add_control_mode_option(p)
     p.add_argument("--physics-isolation", default="shared", choices=["shared", "separate"],
                    help="shared: one PhysX system; separate: one per env, replayable exactly (default: shared)")
     p.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
