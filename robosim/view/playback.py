@@ -3,7 +3,8 @@
 Nothing is re-simulated: each frame writes the recorded state (env.set_state) into the
 env the episode was recorded in (the file's env_spec rebuilds the same assets) and
 pushes the poses. A timeline slider scrubs the episode, a dropdown picks the episode,
-and play/pause runs the timeline at the task's control rate.
+and play/pause runs the timeline at the task's control rate; a checkbox shows the camera
+frustums (contact overlays are not offered: a written state has no contact list of its own).
 """
 from __future__ import annotations
 
@@ -40,11 +41,14 @@ class Playback:
             self.episode_choice = gui.add_dropdown("episode", names, initial_value=names[0])
             self.timeline = gui.add_slider("step", min=0, max=1, step=1, initial_value=0)
             self.playing = gui.add_checkbox("play", initial_value=True)
+            self.frustums = gui.add_checkbox("camera frustums", initial_value=False)
         # show() sets these widgets too; only a value other than the one shown is a request
         self.episode_choice.on_update(lambda _: names.index(self.episode_choice.value) != self.episode_index
                                       and self.request(names.index(self.episode_choice.value), 0))
         self.timeline.on_update(lambda _: int(self.timeline.value) != self.t
                                 and self.request(self.episode_index, int(self.timeline.value)))
+        self.frustums.on_update(lambda _: (setattr(self.viewer, "show_frustums", bool(self.frustums.value)),
+                                           self.request(self.episode_index, self.t)))   # redrawn while paused
         self.episode_index, self.t = -1, 0
         self.show(0, 0)
 

@@ -59,6 +59,17 @@ def test_the_timeline_and_episode_choice_move_it(playback):
     assert playback.timeline.value == 2
 
 
+def test_camera_frustums_toggle(playback):
+    playback.playing.value = False
+    playback.frustums.value = True         # a browser ticks the box: drawn on the next frame, also paused
+    playback.play(max_frames=1)
+    names = set(playback.viewer.server.scene._handle_from_node_name)
+    assert {f"/env{i}/cameras/base_camera" for i in range(2)} <= names
+    playback.frustums.value = False
+    playback.play(max_frames=1)
+    assert not any("/cameras/" in name for name in playback.viewer.server.scene._handle_from_node_name)
+
+
 def test_a_file_that_is_not_a_trajectory(tmp_path, port):
     bad = tmp_path / "notes.h5"
     bad.write_text("not hdf5")
