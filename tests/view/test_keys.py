@@ -101,6 +101,29 @@ def test_terminal_keys_drive_and_the_episode_replays_exactly(teleop_env, port, t
     assert report.exact, report.summary()
 
 
+def test_a_terminal_gives_keys_without_enter_and_gets_its_mode_back(teleop_env, port):
+    """On a real terminal (a pty) a key is read as typed, with no newline after it."""
+    import termios
+
+    master, slave = os.openpty()
+    before = termios.tcgetattr(slave)
+    viewer = attach(teleop_env, port=port)
+    try:
+        teleop_env.reset(seed=0)
+        teleop = Teleop(viewer)
+        keys = TerminalKeys(teleop, slave)
+        start = np.array(teleop.gizmo.position)
+        os.write(master, b"a")                    # canonical mode would hold this back until Enter
+        assert keys.poll() == "a"
+        np.testing.assert_allclose(np.array(teleop.gizmo.position) - start, [0.0, KEY_STEP, 0.0], atol=1e-6)
+        keys.close()
+        assert termios.tcgetattr(slave) == before
+    finally:
+        viewer.close()
+        os.close(master)
+        os.close(slave)
+
+
 @pytest.mark.parametrize("step", [0, -0.1, 2.0, "0.02"])
 def test_bad_key_step(teleop_env, port, step):
     viewer = attach(teleop_env, port=port)
