@@ -85,6 +85,17 @@ class CameraFrustums:
     def __init__(self, server, env):
         self.server, self.env = server, env
         self.configs = declared_cameras(env)
+        self._mounts: dict[tuple[int, str], Any] = {}   # (env, mount name) -> entity, for cameras not built
+        if env.cameras.sensors is None:
+            for config in self.configs:
+                if config.mount is None:
+                    continue
+                for i, scene in enumerate(env.sim.sub_scenes):
+                    mount = next((e for e in scene.entities if e.name == config.mount), None)
+                    if mount is None:
+                        raise ValueError(f"camera {config.name!r} mount must name an entity of the scene, "
+                                         f"got {config.mount!r}")
+                    self._mounts[(i, config.mount)] = mount
         self.nodes: dict[tuple[int, str], Any] = {}
         self._pushed: dict[tuple[int, str], np.ndarray] = {}
 
@@ -95,17 +106,14 @@ class CameraFrustums:
         sensors = self.env.cameras.sensors
         out = {}
         for config in self.configs:
-            for i, scene in enumerate(sim.sub_scenes):
+            local = sapien.Pose(config.pose[:3], config.pose[3:])
+            for i in range(sim.num_envs):
                 if sensors is not None:
                     world = sensors.cameras[config.name][i].get_global_pose()
+                elif config.mount is not None:
+                    world = self._mounts[(i, config.mount)].pose * local
                 else:
-                    world = sapien.Pose(np.asarray(config.pose[:3]) + origins[i], config.pose[3:])
-                    if config.mount is not None:
-                        mount = next((e for e in scene.entities if e.name == config.mount), None)
-                        if mount is None:
-                            raise ValueError(f"camera {config.name!r} mount must name an entity of the scene, "
-                                             f"got {config.mount!r}")
-                        world = mount.pose * sapien.Pose(config.pose[:3], config.pose[3:])
+                    world = sapien.Pose(local.p + origins[i], local.q)
                 cv = world * _CV_IN_SAPIEN
                 out[(i, config.name)] = np.concatenate([cv.p - origins[i], cv.q]).astype(np.float32)
         return out

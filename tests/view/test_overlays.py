@@ -133,3 +133,13 @@ def test_a_mounted_frustum_follows_its_mount(port, obs_mode):
             viewer.close()
     finally:
         env.close()
+
+
+def test_a_mount_the_scene_lacks_is_named(port):
+    env = robosim.make("PickCube-v1", num_envs=1, render_mode="rgb_array", render_lod="low",
+                       sensor_configs={"base_camera": {"mount": "no_such_link"}})
+    try:
+        with pytest.raises(ValueError, match="mount must name an entity of the scene, got 'no_such_link'"):
+            attach(env, port=port)
+    finally:
+        env.close()
