@@ -1,6 +1,7 @@
 """Teleoperated demonstrations train like scripted ones: PickCube episodes recorded by
 examples/teleop_operator.py (the gizmo's server-side handle and the gripper button drive
-Teleop.policy, the viewer's DemoRecorder writes them) replay exactly, and examples/bc.py
+Teleop.policy, the viewer's DemoRecorder writes them) replay exactly, `robosim demos
+convert/export` take them, and examples/bc.py
 takes the file as it takes `robosim demos generate`'s, with a checkpoint that `robosim
 eval --policy` runs."""
 from __future__ import annotations
@@ -38,7 +39,7 @@ def demo_files(tmp_path_factory):
     return teleop, scripted
 
 
-def test_the_teleoperated_episodes_came_through_the_gizmo_and_replay_exactly(demo_files):
+def test_the_teleoperated_episodes_came_through_the_gizmo_and_replay_exactly(demo_files, tmp_path):
     teleop, _ = demo_files
     recorded = TrajectoryFile(teleop)
     assert len(recorded) == EPISODES and recorded.attrs["control_mode"] == "pd_ee_delta_pose"
@@ -52,6 +53,11 @@ def test_the_teleoperated_episodes_came_through_the_gizmo_and_replay_exactly(dem
         assert closed_from > 1 and (grip[:closed_from] == OPEN).all() and (grip[closed_from:] == CLOSED).all()
     report = replay(teleop)
     assert report.exact, report.summary()
+    joint, lerobot = str(tmp_path / "joint.h5"), str(tmp_path / "lerobot")
+    assert robosim_main(["demos", "convert", teleop, "--to-control-mode", "pd_joint_pos", "--out", joint]) == 0
+    assert len(TrajectoryFile(joint)) == EPISODES   # every converted episode succeeded (exit status 0 says so too)
+    assert robosim_main(["demos", "export", teleop, "--format", "lerobot", "--out", lerobot, "--no-video"]) == 0
+    assert os.path.isfile(os.path.join(lerobot, "meta", "info.json"))
 
 
 def test_bc_trains_on_teleoperated_demos_as_on_scripted_ones(demo_files, tmp_path, monkeypatch):
