@@ -41,7 +41,7 @@ class Controls:
                                          initial_value="all envs")
             self.contacts = gui.add_checkbox("contact points", initial_value=False)
             self.forces = gui.add_checkbox("force arrows", initial_value=False)
-            self.force_scale = gui.add_slider("force scale (N/m)", min=0.5, max=100.0, step=0.5,
+            self.force_scale = gui.add_slider("force scale (N/m)", min=1.0, max=1000.0, step=1.0,
                                               initial_value=viewer.force_scale,
                                               hint="newtons of contact force per metre of arrow")
             self.frustums = gui.add_checkbox("camera frustums", initial_value=False)

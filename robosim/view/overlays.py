@@ -2,9 +2,11 @@
 camera frustums (robosim.view.viewer owns them and updates them on each push).
 
 Force arrows (/env{i}/forces, while `show_forces`): one arrow per contact point of the
-last physics substep (robosim.sim.contacts `points()`), from the point along the force on
-the pair's first body (PhysX's order of the pair, so the arrows of one contact may point
-either way along its normal), `force_scale` N per metre of arrow.
+last physics substep (robosim.sim.contacts `points()`) that carries at least MIN_FORCE,
+from the point along the force on the pair's first body (PhysX's order of the pair, so
+the arrows of one contact may point either way along its normal), `force_scale` N per
+metre of arrow. (PhysX also lists points within its contact offset that carry no force:
+they have no direction to draw.)
 
 Camera frustums (/env{i}/cameras/{name}, while `show_frustums`): every sensor camera the
 env declares (the task's cameras with make's `sensor_configs` overrides), at its pose in
@@ -22,7 +24,8 @@ import sapien
 from robosim.core.rotations import matrix_to_quat
 from robosim.sensors.camera import CameraConfig, override_cameras
 
-FORCE_SCALE = 5.0          # N per metre of arrow: a 1 N contact force draws 20 cm
+FORCE_SCALE = 100.0        # N per metre of arrow: a 10 N contact force draws 10 cm
+MIN_FORCE = 1e-4           # N: weaker contact points get no arrow
 FORCE_COLOR = (255, 120, 0)
 FRUSTUM_SCALE = 0.08       # m from the apex to the frustum's far face
 FRUSTUM_COLOR = (30, 120, 255)
@@ -39,8 +42,10 @@ def check_force_scale(value: Any) -> float:
 
 
 def force_segments(rows: np.ndarray, force_scale: float) -> np.ndarray:
-    """float32 (P, 2, 3): per contact row [position (3), force (3)] of Contacts.points(),
-    the arrow from the point to point + force / force_scale (m, env frame)."""
+    """float32 (P', 2, 3): per contact row [position (3), force (3)] of Contacts.points()
+    whose force is at least MIN_FORCE, the arrow from the point to point + force /
+    force_scale (m, env frame)."""
+    rows = rows[np.linalg.norm(rows[:, 3:6], axis=1) >= MIN_FORCE]
     start = rows[:, :3]
     return np.stack([start, start + rows[:, 3:6] / force_scale], axis=1).astype(np.float32)
 
@@ -56,12 +61,12 @@ class ForceArrows:
         """Draw env i's arrows from rows_per_env[i] (None: remove every arrow)."""
         for i in range(len(self.nodes)):
             rows = None if rows_per_env is None else rows_per_env[i]
-            if rows is None or len(rows) == 0:
+            segments = None if rows is None else force_segments(rows, force_scale)
+            if segments is None or len(segments) == 0:
                 if self.nodes[i] is not None:
                     self.nodes[i].remove()
                     self.nodes[i] = None
                 continue
-            segments = force_segments(rows, force_scale)
             if self.nodes[i] is not None and len(self.nodes[i].points) == len(segments):
                 self.nodes[i].points = segments
                 continue

@@ -2,7 +2,9 @@
 with SwiftShader's software WebGL (no GPU or display needed).
 
 `python -m robosim.view.screenshot OUT.png` makes the picture in the README and
-docs/viewer.md: PickCube-v1 on 4 envs, 25 steps into the scripted solution.
+docs/viewer.md: PickCube-v1 on 4 envs, 25 steps into the scripted solution; with
+`--overlays`, the one of docs/viewer.md's overlays: one env at the same step with its
+force arrows and camera frustum shown.
 """
 from __future__ import annotations
 
@@ -47,11 +49,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", help="PNG to write")
     parser.add_argument("--port", type=int, default=8097)
+    parser.add_argument("--overlays", action="store_true", help="one env, force arrows and camera frustums on")
     args = parser.parse_args()
-    env = robosim.make("PickCube-v1", num_envs=4, render_mode="rgb_array")
+    env = robosim.make("PickCube-v1", num_envs=1 if args.overlays else 4, render_mode="rgb_array")
     try:
         obs, _ = env.reset(seed=0)
         viewer = attach(env, port=args.port)
+        viewer.show_forces = viewer.show_frustums = args.overlays
         try:
             policy = scripted(env)
             for _ in range(25):
