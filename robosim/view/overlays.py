@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import sapien
 
 from robosim.core.rotations import matrix_to_quat
 from robosim.sensors.camera import CameraConfig, override_cameras
@@ -31,7 +30,23 @@ FRUSTUM_SCALE = 0.08       # m from the apex to the frustum's far face
 FRUSTUM_COLOR = (30, 120, 255)
 # SAPIEN cameras look along local +x with +z up; viser draws frustums in OpenCV axes
 # (+z forward, +x right, +y down): the OpenCV axes' columns in the SAPIEN camera frame
-_CV_IN_SAPIEN = sapien.Pose(q=matrix_to_quat(np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])))
+_CV_IN_SAPIEN = (np.zeros(3), matrix_to_quat(np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])))
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of wxyz quaternions a * b."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+
+
+def _compose(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Pose a * b of (position (3,), wxyz quaternion (4,)) pairs; the view layer uses no SAPIEN types."""
+    (pa, qa), (pb, qb) = a, b
+    qa, qb = np.asarray(qa, np.float64), np.asarray(qb, np.float64)
+    rotated = _quat_mul(_quat_mul(qa, np.array([0.0, *np.asarray(pb, np.float64)])), qa * [1, -1, -1, -1])[1:]
+    return np.asarray(pa, np.float64) + rotated, _quat_mul(qa, qb)
 
 
 def check_force_scale(value: Any) -> float:
@@ -111,16 +126,18 @@ class CameraFrustums:
         sensors = self.env.cameras.sensors
         out = {}
         for config in self.configs:
-            local = sapien.Pose(config.pose[:3], config.pose[3:])
+            local = (np.asarray(config.pose[:3], np.float64), np.asarray(config.pose[3:], np.float64))
             for i in range(sim.num_envs):
                 if sensors is not None:
-                    world = sensors.cameras[config.name][i].get_global_pose()
+                    pose = sensors.cameras[config.name][i].get_global_pose()
+                    world = (pose.p, pose.q)
                 elif config.mount is not None:
-                    world = self._mounts[(i, config.mount)].pose * local
+                    mount = self._mounts[(i, config.mount)].pose
+                    world = _compose((mount.p, mount.q), local)
                 else:
-                    world = sapien.Pose(local.p + origins[i], local.q)
-                cv = world * _CV_IN_SAPIEN
-                out[(i, config.name)] = np.concatenate([cv.p - origins[i], cv.q]).astype(np.float32)
+                    world = (local[0] + origins[i], local[1])
+                p, q = _compose(world, _CV_IN_SAPIEN)
+                out[(i, config.name)] = np.concatenate([p - origins[i], q]).astype(np.float32)
         return out
 
     def update(self, show: bool) -> None:
