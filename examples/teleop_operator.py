@@ -188,6 +188,7 @@ def main(argv=None) -> OperatorReport:
     if not (args.hz > 0 and math.isfinite(args.hz)):
         p.error(f"--hz must be a number > 0, got {args.hz}")
     try:
+        check_output_path("--out", args.out, (".h5",))
         report = record_teleop_demos(args.out, args.episodes, args.seed, args.port, args.host, args.hz)
     except ValueError as err:
         p.error(str(err))
