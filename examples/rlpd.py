@@ -10,9 +10,11 @@ SAC whose every batch is half demonstration transitions and half online ones
 (symmetric sampling), with LayerNorm critics, an ensemble of --critics Q networks
 (targets: the min over a random --critic-subset of the target copies; the actor
 maximizes the ensemble mean) and --utd critic updates per env step (the actor and
-temperature once per env step). Demonstrations: every episode of the --demos file is
-re-simulated from its seed (DART demos with their executed, noisy actions) in the
-learner's env and reward mode, so rewards and observations are the learner's own.
+temperature once per step of the --num-envs envs that made a critic update; the actor's
+input normalization from the demos' and the random warm-up's observations).
+Demonstrations: every episode of the --demos file is re-simulated from its seed (DART
+demos with their executed, noisy actions) in the learner's env and reward mode, so
+rewards and observations are the learner's own.
 --curriculum: every ended training episode of env i restarts from a demo state chosen
 by robosim.demos.curriculum.ReverseCurriculum (robosim.demos.starts.DemoStarts: the
 demo's seed, then its exact state); once every demo is solved from its initial state,
@@ -127,15 +129,20 @@ class Actor(nn.Module):
     """Tanh-squashed Gaussian over the action box from normalized flat obs; forward is
     the deterministic action (what policy.pt holds)."""
 
-    def __init__(self, obs_mean: torch.Tensor, obs_std: torch.Tensor, low: torch.Tensor, high: torch.Tensor,
-                 hidden: int):
+    def __init__(self, obs: torch.Tensor, low: torch.Tensor, high: torch.Tensor, hidden: int):
         super().__init__()
-        self.register_buffer("obs_mean", obs_mean.float())
-        self.register_buffer("obs_std", obs_std.float())
+        self.register_buffer("obs_mean", torch.zeros(obs.shape[1]))
+        self.register_buffer("obs_std", torch.ones(obs.shape[1]))
+        self.normalize_by(obs)
         self.register_buffer("scale", ((high - low) / 2).float())
         self.register_buffer("bias", ((high + low) / 2).float())
-        self.net = nn.Sequential(nn.Linear(len(obs_mean), hidden), nn.LayerNorm(hidden), nn.ReLU(),
+        self.net = nn.Sequential(nn.Linear(obs.shape[1], hidden), nn.LayerNorm(hidden), nn.ReLU(),
                                  nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2 * len(low)))
+
+    def normalize_by(self, obs: torch.Tensor) -> None:
+        """Normalize inputs by the mean and std (at least 0.01) of obs (M, D)."""
+        self.obs_mean.copy_(obs.mean(0))
+        self.obs_std.copy_(obs.std(0).clamp(min=1e-2))
 
     def _head(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mean, log_std = self.net((x - self.obs_mean) / self.obs_std).chunk(2, dim=-1)
@@ -258,6 +265,22 @@ def make_env(traj_spec, num_envs: int, reward_mode: str, seed: int):
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    return train(args, shlex.join(["python", "examples/rlpd.py", *(sys.argv[1:] if argv is None else argv)]))
+
+
+def train(args: argparse.Namespace, command: str | None = None) -> dict:
+    """One run of parse_args's flags, in this process: the run log's summary (final
+    eval success, env_steps, costs; the rows are in <out>/log.json). The torch thread
+    count and global RNG state are restored on return, so a caller (a test) keeps its own."""
+    threads = torch.get_num_threads()
+    try:
+        with torch.random.fork_rng(devices=[]):
+            return _train(args, command)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(args: argparse.Namespace, command: str | None) -> dict:
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
@@ -271,7 +294,7 @@ def main(argv=None) -> dict:
     demos = demo_transitions(env, starts, sigma)
     obs_dim, act_dim = demos.obs.shape[1], demos.actions.shape[1]
     low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
-    actor = Actor(demos.obs.mean(0), demos.obs.std(0).clamp(min=1e-2), low, high, args.hidden)
+    actor = Actor(demos.obs, low, high, args.hidden)
     agent = RLPD(actor, obs_dim, act_dim, args)
     online = Transitions(args.buffer_size, obs_dim, act_dim)
     curriculum = (ReverseCurriculum(starts.lengths, args.stride, args.window, args.threshold) if args.curriculum
@@ -282,7 +305,7 @@ def main(argv=None) -> dict:
               file=sys.stderr)
     log = RunLog(args.out, {**vars(args), "demos_action_noise": sigma},
                  f"RLPD {starts.task_id} ({len(starts)} demos, {args.num_envs} envs, seed {args.seed})",
-                 command=shlex.join(["python", "examples/rlpd.py", *(sys.argv[1:] if argv is None else argv)]))
+                 command=command)
     log.summary.update(demos=len(starts), demo_transitions=demos.size, load_s=round(time.perf_counter() - start, 2))
     cost = {"env_step": [0.0, 0], "act": [0.0, 0], "critic_update": [0.0, 0]}
 
@@ -322,6 +345,7 @@ def main(argv=None) -> dict:
 
     obs = restart(list(range(args.num_envs)))
     env_steps, next_eval, updates_due, losses, ended, succeeded = 0, 0, 0.0, {}, 0, 0
+    learning = False   # updates began
     with tqdm(total=args.total_steps, unit="step", desc=f"RLPD {starts.task_id}") as bar:
         while True:
             if env_steps >= next_eval or env_steps >= args.total_steps:
@@ -357,14 +381,20 @@ def main(argv=None) -> dict:
                         curriculum.record(started_from[i][0], won, step=started_from[i][1])
                 obs = restart(done)
             if env_steps >= args.learning_starts:
+                if not learning:
+                    learning = True
+                    # the demos alone leave dims the scripted expert never moves (an open
+                    # gripper) at std ~0: the random warm-up's states widen the statistics
+                    actor.normalize_by(torch.cat([demos.obs[:demos.size], online.obs[:online.size]]))
                 updates_due += args.utd * args.num_envs
-                half = args.batch_size // 2
+                half, batch = args.batch_size // 2, None
                 while updates_due >= 1:
                     batch = [torch.cat(pair) for pair in zip(demos.sample(half, gen),
                                                              online.sample(args.batch_size - half, gen))]
                     losses["q_loss"] = round(timed("critic_update", agent.update_critics, batch, gen), 5)
                     updates_due -= 1
-                losses.update(agent.update_actor(batch[0]))
+                if batch is not None:
+                    losses.update(agent.update_actor(batch[0]))
     log.summary.update(final_success=success, env_steps=env_steps, wall_s=round(time.perf_counter() - start, 2),
                        torch_threads=torch.get_num_threads(),
                        cost_ms={k: round(1e3 * s / max(n, 1), 3) for k, (s, n) in cost.items()},

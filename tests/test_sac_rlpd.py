@@ -1,7 +1,7 @@
 """examples/rlpd.py: demo transitions re-simulated in the learner's env, symmetric
 batches, the reverse curriculum driven by training episodes, and a checkpoint that
-`robosim eval` runs on seeds the demos never used. Mechanics on a few hundred env steps,
-not learning (docs/learning.md says why)."""
+`robosim eval` runs on seeds the demos never used. Mechanics on a few hundred env steps;
+learning is tests/rollout/test_rlpd_learning_steps.py."""
 from __future__ import annotations
 
 import json
@@ -47,9 +47,17 @@ def test_demo_transitions_are_the_demos_in_the_learners_reward(push_demos):
 
 def test_a_short_run_with_the_curriculum_saves_a_checkpoint_eval_runs(push_demos, tmp_path, monkeypatch, capsys):
     out = str(tmp_path / "run")
-    summary = rlpd.main(["--demos", push_demos, "--curriculum", "--num-envs", "4", "--total-steps", "96",
-                         "--learning-starts", "48", "--eval-every", "48", "--eval-episodes", "2", "--eval-envs", "2",
-                         "--hidden", "32", "--stride", "1", "--window", "1", "--threshold", "1.0", "--out", out])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        summary = rlpd.main(["--demos", push_demos, "--curriculum", "--num-envs", "4", "--total-steps", "96",
+                             "--learning-starts", "48", "--eval-every", "48", "--eval-episodes", "2",
+                             "--eval-envs", "2", "--hidden", "32", "--stride", "1", "--window", "1",
+                             "--threshold", "1.0", "--out", out])
+        assert torch.get_num_threads() == 2   # the run used one (--torch-threads 1) and gave the caller's back
+    finally:
+        torch.set_num_threads(threads)
+    assert summary["torch_threads"] == 1
     assert summary["env_steps"] == 96 and summary["demos"] == 3
     assert set(summary["cost_ms"]) == {"env_step", "act", "critic_update"}
     with open(os.path.join(out, "log.json")) as f:
