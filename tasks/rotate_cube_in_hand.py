@@ -8,13 +8,17 @@ looks the same every quarter turn, so orientations are compared modulo pi / 2. N
 hand with >= 4 fingers. The target yaw is task state (get_task_state).
 
 Success: |cube yaw - target yaw| (folded to [-pi/4, pi/4)) <= TOLERANCE (0.15 rad) and
-the cube within 6 cm of the palm. Fail: the cube fell (centre more than 6 cm from the
-palm centre or below the palm).
+the cube within 6 cm of the palm. A dropped cube (centre more than 6 cm from the palm
+centre or below the palm) is reported as info["dropped"] but does not end the episode
+(info["fail"] stays False): with rewards <= 0 per step, ending the episode on a drop
+paid PPO for dropping the cube early (3 seeds: episodes fell from 100 to 15-19 steps and
+returns rose while success stayed <= 18%; docs/tasks.md). A dropped cube cannot come back,
+so the rest of its episode costs the worst reward.
 
 Dense reward (in [-3, 0]; normalized_dense = dense / 3): per step
   -2 * |folded yaw error| / (pi / 4)     orientation still to turn
   -tanh(10 * |cube - palm| )             keep the cube on the palm (m)
-and exactly 0 on the success step. Sparse: -1 per step, 0 on success.
+-3 (the worst) on every step after a drop, and exactly 0 on the success step. Sparse: -1 per step, 0 on success.
 
 Task obs: obj_pose (N, 7), target_yaw (N, 1) rad, yaw_error (N, 1) rad,
 fingertip_pos (N, 3 F) m (env frame).
@@ -76,13 +80,15 @@ class RotateCubeInHandTask(Task):
         kept = dist <= KEEP
         return {
             "success": (error.abs() <= TOLERANCE) & kept,
-            "fail": ~kept | (pose[:, 2] < palm[:, 2]),
+            "fail": torch.zeros_like(kept),
+            "dropped": ~kept | (pose[:, 2] < palm[:, 2]),
             "yaw_error": error,
             "cube_to_palm_dist": dist,
         }
 
     def dense_reward(self, info):
         reward = -2 * info["yaw_error"].abs() / (math.pi / 4) - torch.tanh(10 * info["cube_to_palm_dist"])
+        reward = torch.where(info["dropped"], torch.full_like(reward, -self.max_dense_reward), reward)
         return torch.where(info["success"], torch.zeros_like(reward), reward)
 
     def task_observations(self, info):
