@@ -221,8 +221,8 @@ class SO100HandoverPolicy(PhasePolicy):
         nxt[(phase == L_CLOSE) & (timer >= 6)] = L_LIFT
         nxt[(phase == L_LIFT) & (l_err < 0.015)] = CARRY
         nxt[(phase == CARRY) & (l_err < 0.03) & (timer >= 10)] = R_ABOVE
-        nxt[(phase == R_ABOVE) & (r_err < 0.01)] = R_DOWN
-        nxt[(phase == R_DOWN) & (r_err < 0.006)] = R_CLOSE
+        nxt[(phase == R_ABOVE) & ((r_err < 0.01) | ((timer >= 30) & (r_err < 0.03)))] = R_DOWN
+        nxt[(phase == R_DOWN) & ((r_err < 0.006) | ((timer >= 30) & (r_err < 0.012)))] = R_CLOSE
         nxt[(phase == R_CLOSE) & (timer >= 6)] = L_OPEN
         nxt[(phase == L_OPEN) & (timer >= 5)] = R_LIFT
         nxt[(phase == R_LIFT) & (timer >= 4)] = R_SWING
@@ -249,7 +249,8 @@ class SO100HandoverPolicy(PhasePolicy):
             above = torch.cat([task.goal_pos[:, :1], task.goal_pos[:, 1:2] + GRIP_OFFSET,
                                torch.full_like(lt[:, :1], BAR_HALF[2] + GRIP_HEIGHT + 0.04)], dim=1)
             self.swing_to[start] = ik_solve(right, above)[start]
-        step = torch.clamp(self.swing_to - self.command["right"], -SWING_STEP, SWING_STEP)
+        step = self.swing_to - self.command["right"]   # along a straight line in joint space: all arrive together
+        step = step * torch.clamp(SWING_STEP / step.abs().amax(dim=1, keepdim=True).clamp(min=1e-9), max=1.0)
         self.command["right"] = torch.where(swinging.unsqueeze(1), self.command["right"] + step, self.command["right"])
         return torch.cat([self.command["left"], torch.where(l_closed, CLOSE, 1.0).unsqueeze(1),
                           self.command["right"], torch.where(r_closed, CLOSE, 1.0).unsqueeze(1)], dim=1), nxt
