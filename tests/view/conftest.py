@@ -26,3 +26,24 @@ def env():
     env.reset(seed=0)
     yield env
     env.close()
+
+
+@pytest.fixture
+def viewer(env, port):
+    """A viewer attached to the module's env, reset at seed 0; closed after the test."""
+    from robosim.view import attach
+    env.reset(seed=0)
+    v = attach(env, port=port)
+    yield v
+    v.close()
+
+
+@pytest.fixture
+def teleop_env(request):
+    """One PickCube env for teleoperation in pd_ee_delta_pose, separate isolation (exact
+    replay); episodes of the test module's EPISODE steps."""
+    env = robosim.make("PickCube-v1", num_envs=1, render_mode="rgb_array", render_lod="low",
+                       control_mode="pd_ee_delta_pose", physics_isolation="separate",
+                       max_episode_steps=request.module.EPISODE)
+    yield env
+    env.close()

@@ -9,7 +9,6 @@ import os
 import numpy as np
 import pytest
 
-import robosim
 from robosim.cli import main
 from robosim.demos.recorder import DemoRecorder
 from robosim.record.replay import replay
@@ -20,14 +19,6 @@ from robosim.view.live import Controls, run_live
 from robosim.view.teleop import CLOSED, OPEN, Teleop
 
 EPISODE = 20
-
-
-@pytest.fixture
-def teleop_env():
-    env = robosim.make("PickCube-v1", num_envs=1, render_mode="rgb_array", render_lod="low",
-                       control_mode="pd_ee_delta_pose", physics_isolation="separate", max_episode_steps=EPISODE)
-    yield env
-    env.close()
 
 
 def tcp(env) -> np.ndarray:

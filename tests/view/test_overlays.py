@@ -8,22 +8,11 @@ import numpy as np
 import pytest
 import sapien
 import torch
+from scene_nodes import nodes
 
 import robosim
 from robosim.view import attach
 from robosim.view.live import Controls
-
-
-def nodes(viewer) -> set[str]:
-    return set(viewer.server.scene._handle_from_node_name)
-
-
-@pytest.fixture
-def viewer(env, port):
-    env.reset(seed=0)
-    v = attach(env, port=port)
-    yield v
-    v.close()
 
 
 def cube_arrows(viewer, env, i: int) -> np.ndarray:

@@ -4,9 +4,7 @@ recorded episode replays exactly under physics_isolation="separate"."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-import robosim
 from robosim.demos.recorder import DemoRecorder
 from robosim.record.replay import replay
 from robosim.record.trajectory import TrajectoryFile
@@ -15,14 +13,6 @@ from robosim.view.live import Controls, run_live
 from robosim.view.teleop import CLOSED, OPEN, Teleop
 
 EPISODE = 30
-
-
-@pytest.fixture
-def teleop_env():
-    env = robosim.make("PickCube-v1", num_envs=1, render_mode="rgb_array", render_lod="low",
-                       control_mode="pd_ee_delta_pose", physics_isolation="separate", max_episode_steps=EPISODE)
-    yield env
-    env.close()
 
 
 def test_the_tcp_follows_the_gizmo_and_the_episode_replays_exactly(teleop_env, port, tmp_path):

@@ -9,21 +9,10 @@ import pytest
 import torch
 import viser
 import websockets.sync.client
+from scene_nodes import nodes
 
 import robosim
 from robosim.view import attach
-
-
-def nodes(viewer) -> set[str]:
-    return set(viewer.server.scene._handle_from_node_name)
-
-
-@pytest.fixture
-def viewer(env, port):
-    env.reset(seed=0)
-    v = attach(env, port=port)
-    yield v
-    v.close()
 
 
 def test_a_node_per_body_of_every_env(env, viewer):
