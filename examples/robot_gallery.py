@@ -1,5 +1,6 @@
 """Render one frame of every shipped robot (Reach-v1 at its rest pose, seed 0; a hand in
-the first task that names it as its default robot) and tile them into one labelled PNG.
+the first task that names it as its default robot, else the first hand task it can run)
+and tile them into one labelled PNG.
 
     .venv/bin/python examples/robot_gallery.py docs/images/robots.png [--size 256]
 
@@ -18,6 +19,7 @@ import robosim
 import robosim_tasks  # noqa: F401  (registers the built-in tasks, the hands' included)
 from robosim.agents import get_robot_spec
 from robosim.envs.registry import get_task
+from robosim.envs.task import robots_for_task
 from robosim.sensors.tiling import draw_text, hstack_padded
 
 
@@ -29,8 +31,11 @@ def robot_frame(name: str, size: int) -> np.ndarray:
     camera = dict(width=size, height=size, target_position=(base_x / 2, 0.0, 0.03 + 0.4 * abs(base_x)),
                   distance=0.15 + 1.6 * abs(base_x), yaw=215.0, pitch=-20.0)
     task = "Reach-v1"
-    if spec.is_hand:   # a hand runs no arm task: its own task, framed around the hand
-        task = next(t for t in robosim.list_tasks() if get_task(t).default_robot == name)
+    if spec.is_hand:   # a hand runs no arm task: its own task (or a hand task it can run), framed around it
+        hands = {r for r in robosim.list_robots() if get_robot_spec(r).is_hand}
+        hand_tasks = [t for t in robosim.list_tasks() if get_task(t).default_robot in hands]
+        task = next((t for t in hand_tasks if get_task(t).default_robot == name), None) or next(
+            t for t in hand_tasks if name in robots_for_task(get_task(t)))
         z = spec.base_position[2]
         camera.update(target_position=(0.0, 0.0, z * 0.7), distance=0.45)
     elif spec.mobile_base is not None:   # a whole mobile manipulator, about 1.1 m tall

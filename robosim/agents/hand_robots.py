@@ -119,12 +119,12 @@ DCLAW = register_robot(RobotSpec(
 # q1 = 1.828 rad, so a finger bends no further than that although q1's limit is 2.094
 # rad (the tendon then holds q1 there). In the root frame the fingers point +z and the
 # palm faces +x; the mount turns it -90 deg about y as allegro's: palm up, fingers
-# towards -x. Stiffness as ManiSkill3's floating_ability_hand (1e3); damping 1e1 instead
-# of its 1e2 (with 1e2 a full delta action moves a finger 0.04 of its 0.1 rad per control
-# step, with 1e1 0.099) and force limit 6 N*m, the URDF's effort, instead of its 50 (with
-# 50, 3 of 32 envs driven to random targets went NaN within 40 control steps; with 6
-# none of 64 in 80, measured). Fingers: the distal links (the tip links have no
-# collision shape), thumb first.
+# towards -x. Stiffness as ManiSkill3's floating_ability_hand (1e3); damping 3e1 and force
+# limit 6 N*m (the URDF's effort) instead of its 1e2 and 50, measured with random joint
+# targets (60 control steps, 2 seeds, both modes, 16 envs): with damping 1e2 a full delta
+# action moves a finger 0.04 of its 0.1 rad per control step (3e1: 0.08); with 1e1 one
+# env of 16 blew up; with force limit 50, 3 of 32 went NaN within 40 steps; 3e1 and 6:
+# none. Fingers: the distal links (the tip links have no collision shape), thumb first.
 _ABILITY_FINGERS = ("index", "middle", "ring", "pinky")
 _ABILITY_BEND = 0.6
 _ABILITY_MIMIC = tuple(MimicJoint(f"{f}_q2", f"{f}_q1", 1.05851325, 0.72349796) for f in _ABILITY_FINGERS)
@@ -143,7 +143,7 @@ ABILITY = register_robot(MimicHandSpec(
                                                          for m in _ABILITY_MIMIC),
     base_position=(0.0, 0.0, 0.2),
     base_quat=(_HALF, 0.0, -_HALF, 0.0),
-    stiffness=1e3, damping=1e1, force_limit=6.0,
+    stiffness=1e3, damping=3e1, force_limit=6.0,
     control_modes=HAND_MODES,
     joint_delta=0.1,
     rest_noise=0.0,
