@@ -219,7 +219,9 @@ class SO100HandoverPolicy(PhasePolicy):
         nxt[(phase == L_ABOVE) & (l_err < 0.01)] = L_DOWN
         nxt[(phase == L_DOWN) & (l_err < 0.006)] = L_CLOSE
         nxt[(phase == L_CLOSE) & (timer >= 6)] = L_LIFT
+        held = pose[:, 2] > BAR_HALF[2] + 0.02
         nxt[(phase == L_LIFT) & (l_err < 0.015)] = CARRY
+        nxt[(phase == L_LIFT) & (l_err < 0.015) & ~held] = L_ABOVE   # the jaws missed it: open and try again
         nxt[(phase == CARRY) & (l_err < 0.03) & (timer >= 10)] = R_ABOVE
         nxt[(phase == R_ABOVE) & ((r_err < 0.01) | ((timer >= 30) & (r_err < 0.03)))] = R_DOWN
         nxt[(phase == R_DOWN) & ((r_err < 0.006) | ((timer >= 30) & (r_err < 0.012)))] = R_CLOSE
