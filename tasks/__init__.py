@@ -19,6 +19,7 @@ from robosim_tasks import (  # noqa: F401  (importing registers each task)
     roll_ball,
     rotate_cube_in_hand,
     rotate_valve,
+    so100_handover,
     stack_cube,
     stack_pyramid,
     turn_knob,
