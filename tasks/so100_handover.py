@@ -1,6 +1,5 @@
-"""SO100Handover-v1 (work in progress, not registered in setup.cfg): a pair of SO-100
-arms (LeRobot's bimanual setup); "left" lifts a small bar and hands it to "right", which
-places it on a target.
+"""SO100Handover-v1: a pair of SO-100 arms (LeRobot's bimanual setup); "left" lifts a
+small bar and hands it to "right", which places it on a target.
 
 The arms stand 60 cm apart facing +x: "left" at (-0.25, +0.3, 0) m, "right" at (-0.25,
 -0.3, 0) m. The bar (2.5 x 12 x 2.5 cm, 8 g) starts lying across "left"'s reach, 20 cm in
@@ -12,16 +11,14 @@ points to, so a bar is grasped only while it lies across that direction. The han
 therefore happens between the two bases, 7 cm up, where both arms point across the bar
 at once (the bar about 8 degrees off x, so that two grasps 8 cm apart both lie across it).
 
-The scripted solution works in pd_joint_pos with its own IK (ik_step: the jaws pointing
-down, the actual tcp error integrated into the joint command). Measured on seeds 0-63
-(64 envs, default isolation, 250 steps): 35 of 64 succeed (55%), short of the 95% the
-other scripted solutions reach, so the task is not registered in setup.cfg yet. The
-failures: the bar falls out of a jaw during the handover or the swing back (phase 11 at
-the end, 17 envs), "right" cannot reach above its end of the bar (phase 5, 8) or misses
-it (phase 6, 4). Measured on the way: in pd_ee_delta_pos the jaws' squeeze tips the wrist
-(a delta controller does not hold joint positions) and no grasp held; closing harder
-than CLOSE (-0.6, -0.7) or softer (-0.45, -0.4) drops more bars (16 seeds: 2, 0, 3 and 0
-successes against 9 at -0.5).
+The scripted solution works in pd_joint_pos (the task's default mode) with its own IK
+(ik_step: the jaws pointing down, the actual tcp error integrated into the joint
+command): 63 of 64 on seeds 0-63 (64 envs, default isolation; docs/tasks.md). As it
+emits joint positions, `robosim demos generate` (ee modes only) does not run it. Measured
+on the way: in pd_ee_delta_pos the jaws' squeeze tips the wrist (a delta controller does
+not hold joint positions) and no grasp held; closing harder than CLOSE (-0.6, -0.7) or
+softer (-0.45, -0.4) dropped more bars (16 seeds, an earlier version of the solution: 2,
+0, 3 and 0 successes against 9 at -0.5).
 
 Success: the bar's centre within 3 cm of the target in xy, resting on the ground (centre
 below 1.75 cm), and both arms at rest (|arm qvel| < 0.2 rad/s).
@@ -85,7 +82,7 @@ class SO100HandoverTask(GoalPointMixin, Task):
                 "right": Requirements(min_arm_dof=5, gripper=True, min_gripper_opening=0.05,
                                       workspace=((-0.27, -0.33, 0.015), (0.03, 0.02, 0.15)))}
     default_control_mode = "pd_joint_pos"
-    scripted_success = {"so100": 0.55}   # 35/64 (module docstring)
+    scripted_success = {"so100": 0.98}   # 63/64 (docs/tasks.md)
     max_episode_steps = 250
     max_dense_reward = 4.0
     human_camera = {"target_position": (-0.1, 0.0, 0.05), "distance": 0.9, "yaw": 90.0, "pitch": -35.0}
