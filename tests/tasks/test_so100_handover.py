@@ -30,7 +30,9 @@ def test_handover_points_let_both_arms_point_across_the_bar():
 
 
 def test_scripted_solution_succeeds():
-    env = robosim.make("SO100Handover-v1", num_envs=8, seed=0)
+    # separate isolation: each env's run depends on its seed alone (in one shared scene the
+    # batch's make-up moves the contacts a little, and the outcome of a grasp with it)
+    env = robosim.make("SO100Handover-v1", num_envs=8, seed=0, physics_isolation="separate")
     try:
         env.reset(seed=list(range(8)))
         policy = env.task.solution_policy()
