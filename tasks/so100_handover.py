@@ -156,11 +156,13 @@ SWING_STEP = 0.02   # rad: the most a joint turns per control step while swingin
 
 
 class SO100HandoverPolicy(PhasePolicy):
-    """pd_joint_pos. Left: above its end, down, close (6 steps, gently: CLOSE), lift, carry
-    to its handover point while right holds its start; right: above its end, down, close
-    (6 steps); left opens (5 steps) and backs off up; right lifts, carries the bar's centre
-    over the target, lowers it, opens (5 steps) and rises. Each step moves each arm's
-    commanded joints by one ik_step (the jaws pointing down; their yaw follows the arm)."""
+    """pd_joint_pos. Left: above its end, down, close (6 steps, gently: CLOSE), lift (back
+    above its end to try again when the bar did not come up), carry to its handover point
+    while right holds its start; right: above its end, down, close (6 steps); left opens
+    (5 steps) and backs off up; right lifts, swings back in joint space to a pose above
+    the target, carries the bar's centre over it, lowers it, opens (5 steps) and rises.
+    Outside the swing each step moves each arm's commanded joints by one ik_step (the
+    jaws pointing down; their yaw follows the arm's heading)."""
 
     def __init__(self, task):
         super().__init__(task)
