@@ -104,9 +104,33 @@ def format_viewer_cost(row: dict) -> str:
         f"{row['cpu_ratio']:>13.3f}"])
 
 
-if __name__ == "__main__":   # python -m robosim.view.bench: the row docs/viewer.md publishes
+def main(argv: list[str] | None = None) -> int:
+    """python -m robosim.view.bench: print the viewer-cost row docs/viewer.md publishes, then its JSON."""
+    import argparse
     import json
 
-    result = measure_viewer_cost()
+    p = argparse.ArgumentParser(prog="python -m robosim.view.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--task", default="PickCube-v1", help="registered task id (default PickCube-v1)")
+    p.add_argument("--num-envs", type=int, default=16, help="envs in the batch (default 16)")
+    p.add_argument("--hz", type=float, default=10.0, help="most viewer pushes per second (default 10)")
+    p.add_argument("--steps", type=int, default=100, help="control steps per timed block (default 100)")
+    p.add_argument("--repeats", type=int, default=5, help="timed blocks per variant (default 5)")
+    p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
+    args = p.parse_args(argv)
+    for name in ("num_envs", "steps", "repeats"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not args.hz > 0:
+        p.error(f"--hz must be > 0, got {args.hz}")
+    result = measure_viewer_cost(args.task, num_envs=args.num_envs, hz=args.hz, steps=args.steps,
+                                 repeats=args.repeats)
     print(format_viewer_cost(result))
     print(json.dumps(result))
+    if args.json:
+        from robosim.core.atomic import write_bytes_atomic
+        write_bytes_atomic(args.json, json.dumps(result, indent=1).encode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
