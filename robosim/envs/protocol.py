@@ -12,8 +12,8 @@ user-written batched envs and vector envs have too.
 `header()` is the JSON-able description trajectory files store as root attributes:
     robosim_version, task_id (registered id), env_spec (robosim.EnvSpec.to_dict() of the
     env, seed = the per-env asset build seeds: robosim.envs.make_env rebuilds it), num_envs,
-    state_dim, action_dim, sim_backend, control_mode, control_freq (control steps per
-    second).
+    state_dim, action_dim, sim_backend, control_mode (a str, or {robot slot: mode} when
+    the env was made with one mode per robot), control_freq (control steps per second).
 """
 from __future__ import annotations
 
