@@ -152,7 +152,7 @@ def test_robosim_tasks_registers_every_entry_point_task():
     cfg.read(os.path.join(os.path.dirname(__file__), "..", "..", "setup.cfg"))
     declared = {line.split("=")[0].strip(): line.split("=")[1].strip()
                 for line in cfg["options.entry_points"]["robosim.tasks"].strip().splitlines()}
-    assert len(declared) == 21   # the 15 of 0.1 and the six of issue 34
+    assert len(declared) == 22   # the 15 of 0.1 and the seven of issue 34
     for task_id, target in declared.items():
         module, cls = target.split(":")
         assert task_id in TASKS.entries, task_id
