@@ -5,7 +5,9 @@ or module:callable as `robosim eval --policy` takes it; `--teleop`: a gizmo on t
 key buttons in the page, and with `--teleop keys` the keys typed into this terminal)
 and serves them at http://HOST:PORT with pause/step/reset/time-scale controls;
 `--record FILE.h5` writes every finished episode as a demonstration.
-`robosim view --trajectory FILE` plays a recorded file from its states.
+`robosim view --trajectory FILE` plays a recorded file from its states; a LeRobot dataset
+directory is first imported as `robosim demos import` reads it (`robosim view TASK
+--trajectory DIR` names the task of a dataset robosim did not write).
 
 Every argument is checked before anything is built or served; a bad one prints
 `robosim view: error: ...` and exits with status 2. Ctrl-C stops the server; a
@@ -14,6 +16,8 @@ recording keeps its finished episodes (exit status 130, as every command).
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 
 from robosim.cli.options import add_control_mode_option, add_make_options, fail, make_options
 
@@ -22,9 +26,10 @@ ZERO = "zero"
 
 def cmd_view(args: argparse.Namespace) -> int:
     try:
-        if (args.task is None) == (args.trajectory is None):
-            raise ValueError(f"give a TASK or --trajectory FILE (one of them), got task {args.task!r} and "
-                             f"--trajectory {args.trajectory!r}")
+        dataset = args.trajectory is not None and os.path.isdir(args.trajectory)
+        if not dataset and (args.task is None) == (args.trajectory is None):
+            raise ValueError(f"give a TASK or --trajectory FILE (one of them; a TASK with --trajectory only for a "
+                             f"LeRobot dataset directory), got task {args.task!r} and --trajectory {args.trajectory!r}")
         if args.trajectory is not None:
             return view_trajectory(args)
         return view_task(args)
@@ -33,12 +38,25 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def view_trajectory(args: argparse.Namespace) -> int:
-    from robosim.view.playback import Playback
-
     if args.record is not None or args.teleop:
         raise ValueError("--record and --teleop drive a live task; --trajectory plays a file")
-    playback = Playback(args.trajectory, port=args.port, host=args.host)
-    print(f"robosim view: {args.trajectory} ({len(playback.file)} episodes) at {playback.viewer.url}", flush=True)
+    if not os.path.isdir(args.trajectory):
+        return _play(args.trajectory, args)
+    # a LeRobot dataset: imported as `robosim demos import` does (re-simulated when robosim
+    # did not write it) into a temporary trajectory, played, and removed
+    from robosim.demos.lerobot import import_lerobot
+
+    with tempfile.TemporaryDirectory(prefix="robosim-view-") as tmp:
+        path = os.path.join(tmp, "dataset.h5")
+        import_lerobot(args.trajectory, path, task=args.task)
+        return _play(path, args, shown=args.trajectory)
+
+
+def _play(path: str, args: argparse.Namespace, shown: str | None = None) -> int:
+    from robosim.view.playback import Playback
+
+    playback = Playback(path, port=args.port, host=args.host)
+    print(f"robosim view: {shown or path} ({len(playback.file)} episodes) at {playback.viewer.url}", flush=True)
     try:
         playback.play(max_frames=args.max_steps)
     finally:
@@ -126,8 +144,10 @@ def add_view_command(sub) -> None:
                        description="Serve a live 3-D view of a task's envs (or of a recorded trajectory) "
                                    "over HTTP with viser; open the printed address in a browser.")
     p.add_argument("task", nargs="?", default=None, help="task id, e.g. PickCube-v1 (or use --trajectory)")
-    p.add_argument("--trajectory", default=None, metavar="FILE.h5",
-                   help="play this trajectory or demos file from its states (no physics re-run)")
+    p.add_argument("--trajectory", default=None, metavar="FILE.h5|DIR",
+                   help="play this trajectory or demos file from its states (no physics re-run), or a LeRobot "
+                        "dataset directory (imported first, as `robosim demos import` does; give TASK for one "
+                        "robosim did not write)")
     p.add_argument("--policy", default="robosim.record.policies:scripted",
                    help=f"module:callable as robosim eval takes it, or '{ZERO}' for zero actions "
                         f"(default: the task's scripted solution)")

@@ -2,6 +2,7 @@
 bad input is one `robosim view: error: ...` line with exit status 2."""
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
@@ -45,6 +46,24 @@ def test_a_file_that_is_not_a_trajectory(tmp_path, port, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("robosim view: error: --trajectory must be an HDF5 file written by robosim")
     assert "\n" not in err
+
+
+LEROBOT_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "demos", "fixtures", "lerobot_pickcube")
+
+
+def test_a_lerobot_dataset_plays_after_its_import(port, capsys):
+    """A dataset written by LeRobot's own writer (tests/demos/fixtures) is imported, as
+    `robosim demos import` reads it, and played; the task names what the dataset cannot."""
+    assert main(["view", "PickCube-v1", "--trajectory", LEROBOT_FIXTURE, "--max-steps", "3",
+                 "--port", str(port)]) == 0
+    out = capsys.readouterr().out
+    assert f"robosim view: {LEROBOT_FIXTURE} (" in out and " episodes) at http://" in out
+
+
+def test_a_directory_that_is_not_a_dataset(tmp_path, port, capsys):
+    assert main(["view", "--trajectory", str(tmp_path), "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("robosim view: error: ") and "\n" not in err
 
 
 def test_a_port_in_use(port, capsys):
