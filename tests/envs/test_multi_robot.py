@@ -1,18 +1,15 @@
 """Several robots in one env (robosim.envs.robots): slots, spaces, the flat action view,
 robot choice per slot, seeding, recording, replay and LeRobot export."""
-import json
-import os
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import torch
+from two_arm_checks import assert_export_names_both_arms, record_scripted
 
 import robosim
 import robosim_tasks.two_arm_lift  # noqa: F401  (registers TwoArmLift-v1 in a tree never pip-installed)
 from robosim.envs.spec import EnvSpec
 from robosim.record.replay import replay
-from robosim.record.wrapper import RecordEpisode
 
 LIFT = "TwoArmLift-v1"
 
@@ -122,15 +119,8 @@ def test_env_i_depends_only_on_its_own_seed_and_partial_reset():
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    """A recording of 2 envs of TwoArmLift-v1 (separate isolation), 12 scripted steps."""
-    path = str(tmp_path_factory.mktemp("multi") / "lift.h5")
-    env = RecordEpisode(robosim.make(LIFT, num_envs=2, physics_isolation="separate", seed=1), trajectory=path)
-    env.reset(seed=[11, 12])
-    policy = env.task.solution_policy()
-    for _ in range(12):
-        env.step(policy())
-    env.close()
-    return path
+    """12 scripted steps of 2 envs of TwoArmLift-v1 (separate isolation)."""
+    return record_scripted(str(tmp_path_factory.mktemp("multi") / "lift.h5"), LIFT, 12)
 
 
 def test_replay_of_a_recording_is_exact_in_separate_isolation(recording):
@@ -139,28 +129,9 @@ def test_replay_of_a_recording_is_exact_in_separate_isolation(recording):
 
 
 def test_lerobot_export_records_both_arms(recording, tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet")
-    from robosim.demos.lerobot import export_lerobot
-    from robosim.record.trajectory import TrajectoryFile
-
-    out = str(tmp_path / "dataset")
-    export_lerobot(recording, out, video=False, progress=False)
-    info = json.load(open(os.path.join(out, "meta/info.json")))
-    features = info["features"]
-    assert info["robot_type"] == "left=panda,right=panda"
-    assert features["action"]["shape"] == [14] and features["observation.state"]["shape"] == [18]
-    assert features["action.left"]["shape"] == [7] and features["action.right"]["shape"] == [7]
-    assert features["observation.state.left"]["names"][0] == "panda_joint1"
-    assert features["observation.state"]["names"][9] == "right.panda_joint1"
-    data = pq.read_table(os.path.join(out, "data/chunk-000/file-000.parquet")).to_pandas()
-    episode = TrajectoryFile(recording).episode(0)
-    first = data["episode_index"] == 0
-    np.testing.assert_array_equal(np.stack(data["action.left"][first]), episode.actions[:, :7])
-    np.testing.assert_array_equal(np.stack(data["action.right"][first]), episode.actions[:, 7:])
     # the right arm's joints, as re-derived from the recorded states, are its own (not the left's)
-    right = np.stack(data["observation.state.right"][first])
-    np.testing.assert_array_equal(right, np.stack(data["observation.state"][first])[:, 9:])
-    assert not np.array_equal(right, np.stack(data["observation.state.left"][first]))
+    assert_export_names_both_arms(recording, str(tmp_path / "dataset"), "left=panda,right=panda", 7, 9,
+                                  "panda_joint1")
 
 
 def test_demos_generate_and_convert_a_multi_robot_task(tmp_path):

@@ -2,18 +2,15 @@
 half (left lifts the bar and carries it to the handover point), the geometry the handover
 relies on, exact replay of a recording in separate isolation and a LeRobot export that
 records both arms."""
-import json
 import math
-import os
 
-import numpy as np
 import pytest
 import torch
+from two_arm_checks import assert_export_names_both_arms, record_scripted
 
 import robosim
 import robosim_tasks.so100_handover as handover  # noqa: F401  (registers the task in a tree never pip-installed)
 from robosim.record.replay import replay
-from robosim.record.wrapper import RecordEpisode
 
 
 def test_handover_points_let_both_arms_point_across_the_bar():
@@ -69,17 +66,8 @@ def test_left_lifts_the_bar_and_carries_it_to_the_handover_point():
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    """A recording of 2 envs of SO100Handover-v1 (separate isolation), 30 scripted steps
-    (the left arm's pick: its jaws close on the bar)."""
-    path = str(tmp_path_factory.mktemp("so100") / "handover.h5")
-    env = RecordEpisode(robosim.make("SO100Handover-v1", num_envs=2, physics_isolation="separate", seed=1),
-                        trajectory=path)
-    env.reset(seed=[11, 12])
-    policy = env.task.solution_policy()
-    for _ in range(30):
-        env.step(policy())
-    env.close()
-    return path
+    """30 scripted steps of 2 envs (separate isolation): the left arm's pick, its jaws closing on the bar."""
+    return record_scripted(str(tmp_path_factory.mktemp("so100") / "handover.h5"), "SO100Handover-v1", 30)
 
 
 def test_replay_of_a_recording_is_exact_in_separate_isolation(recording):
@@ -88,24 +76,6 @@ def test_replay_of_a_recording_is_exact_in_separate_isolation(recording):
 
 
 def test_lerobot_export_records_both_arms(recording, tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet")
-    from robosim.demos.lerobot import export_lerobot
-    from robosim.record.trajectory import TrajectoryFile
-
-    out = str(tmp_path / "dataset")
-    export_lerobot(recording, out, video=False, progress=False)
-    info = json.load(open(os.path.join(out, "meta/info.json")))
-    features = info["features"]
-    assert info["robot_type"] == "left=so100,right=so100"
     # pd_joint_pos: 5 arm joints + the jaw per arm; the state is 6 joints per arm
-    assert features["action"]["shape"] == [12] and features["observation.state"]["shape"] == [12]
-    assert features["action.left"]["shape"] == [6] and features["action.right"]["shape"] == [6]
-    assert features["observation.state.left"]["names"][0] == "shoulder_pan"
-    assert features["observation.state"]["names"][6] == "right.shoulder_pan"
-    data = pq.read_table(os.path.join(out, "data/chunk-000/file-000.parquet")).to_pandas()
-    episode = TrajectoryFile(recording).episode(0)
-    first = data["episode_index"] == 0
-    np.testing.assert_array_equal(np.stack(data["action.left"][first]), episode.actions[:, :6])
-    np.testing.assert_array_equal(np.stack(data["action.right"][first]), episode.actions[:, 6:])
-    left = np.stack(data["observation.state.left"][first])
-    assert not np.array_equal(left, np.stack(data["observation.state.right"][first]))
+    assert_export_names_both_arms(recording, str(tmp_path / "dataset"), "left=so100,right=so100", 6, 6,
+                                  "shoulder_pan")
