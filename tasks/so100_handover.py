@@ -40,7 +40,7 @@ from robosim.envs.robots import RobotSlot
 from robosim.envs.solutions import PhasePolicy
 from robosim.sim import Box, RigidObject
 from robosim_tasks.common import GoalPointMixin
-from robosim_tasks.two_arm_common import bar_axis, build_bar, place_bar
+from robosim_tasks.two_arm_common import HandoverScoring, bar_axis, build_bar, place_bar
 
 BASES = {"left": (-0.25, 0.3, 0.0), "right": (-0.25, -0.3, 0.0)}
 SHOULDER_X = 0.045       # m: an SO-100's shoulder (pan) axis stands this far in front of its base
@@ -72,7 +72,7 @@ def handover_points() -> dict[str, tuple[float, float, float]]:
 
 
 @register_task("SO100Handover-v1")
-class SO100HandoverTask(GoalPointMixin, Task):
+class SO100HandoverTask(HandoverScoring, GoalPointMixin, Task):
     instruction = "Pick up the bar with the left arm, hand it to the right arm and place it on the target."
     robot_slots = {slot: RobotSlot("so100", base_position=base) for slot, base in BASES.items()}
     # each arm's tcp way points: the pick (or place) in front of it, the handover between
@@ -85,6 +85,7 @@ class SO100HandoverTask(GoalPointMixin, Task):
     scripted_success = {"so100": 0.98}   # 63/64 (docs/tasks.md)
     max_episode_steps = 250
     max_dense_reward = 4.0
+    held, held_half_height, lift_for_full_reward, goal_radius = "bar", BAR_HALF[2], 0.08, GOAL_RADIUS
     human_camera = {"target_position": (-0.1, 0.0, 0.05), "distance": 0.9, "yaw": 90.0, "pitch": -35.0}
 
     def build_scene(self, sim, rng):
@@ -111,39 +112,6 @@ class SO100HandoverTask(GoalPointMixin, Task):
         axis = bar_axis(pose)
         above = pose.new_tensor([0.0, 0.0, GRIP_HEIGHT])
         return {"left": pose[:, :3] + GRIP_OFFSET * axis + above, "right": pose[:, :3] - GRIP_OFFSET * axis + above}
-
-    def evaluate(self):
-        pose = self.bar.pose()
-        robots = self.ctx.robots
-        points = self.grasp_points(pose)
-        reach = {slot: torch.linalg.vector_norm(points[slot] - robots[slot].tcp_pose(copy=False)[:, :3], dim=1)
-                 for slot in robots}
-        xy = torch.linalg.vector_norm(pose[:, :2] - self.goal_pos[:, :2], dim=1)
-        placed = (xy < GOAL_RADIUS) & (pose[:, 2] < BAR_HALF[2] + 0.005)
-        static = robots["left"].is_static(0.2) & robots["right"].is_static(0.2)
-        return {
-            "success": placed & static,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
-            "is_placed": placed,
-            "bar_height": pose[:, 2] - BAR_HALF[2],   # m above resting
-            "bar_to_goal_dist": xy,
-            "left_to_end_dist": reach["left"],
-            "right_to_end_dist": reach["right"],
-        }
-
-    def dense_reward(self, info):
-        reward = 1 - torch.tanh(5 * info["left_to_end_dist"])
-        reward = reward + torch.clamp(info["bar_height"] / 0.08, 0.0, 1.0)
-        reward = reward + (1 - torch.tanh(5 * info["right_to_end_dist"]))
-        reward = reward + (1 - torch.tanh(5 * info["bar_to_goal_dist"]))
-        return torch.where(info["success"], 0.0, reward - 4.0)
-
-    def task_observations(self, info):
-        pose = self.bar.pose()
-        points = self.grasp_points(pose)
-        robots = self.ctx.robots
-        return {"bar_pose": pose, "goal_pos": self.goal_pos.clone(),
-                **{f"{slot}_tcp_to_end": points[slot] - robots[slot].tcp_pose(copy=False)[:, :3] for slot in robots}}
 
     def solution_policy(self):
         return SO100HandoverPolicy(self)

@@ -72,3 +72,51 @@ def rotation_error(target: torch.Tensor, tcp_pose: torch.Tensor) -> torch.Tensor
 def arm_action(robot, target: torch.Tensor, rot: torch.Tensor, closed: torch.Tensor) -> torch.Tensor:
     """ee_action toward target (N, 3) at rot (N, 3, 3); closed bool (N,) -> gripper -1."""
     return ee_action(robot, target, rot, torch.where(closed, -1.0, 1.0))
+
+
+class HandoverScoring:
+    """evaluate / dense_reward / task_observations of a two-arm handover of one held bar.
+
+    The task sets `held` (the attribute naming its ActorView, also the info/obs key
+    prefix), `held_half_height` (m), `lift_for_full_reward` (m of lift worth 1 of reward)
+    and `goal_radius` (m, xy), and defines `grasp_points(pose) -> {"left", "right": (N, 3)}`
+    and `goal_pos` (N, 3). Success: the bar's centre within goal_radius of the goal (xy),
+    resting on the ground, both arms static. Dense reward in [-4, 0], 0 on success."""
+
+    held: str
+    held_half_height: float
+    lift_for_full_reward: float
+    goal_radius: float
+
+    def evaluate(self):
+        pose = getattr(self, self.held).pose()
+        robots = self.ctx.robots
+        points = self.grasp_points(pose)
+        reach = {slot: torch.linalg.vector_norm(points[slot] - robots[slot].tcp_pose(copy=False)[:, :3], dim=1)
+                 for slot in robots}
+        xy = torch.linalg.vector_norm(pose[:, :2] - self.goal_pos[:, :2], dim=1)
+        placed = (xy < self.goal_radius) & (pose[:, 2] < self.held_half_height + 0.005)
+        static = robots["left"].is_static(0.2) & robots["right"].is_static(0.2)
+        return {
+            "success": placed & static,
+            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
+            "is_placed": placed,
+            f"{self.held}_height": pose[:, 2] - self.held_half_height,   # m above resting
+            f"{self.held}_to_goal_dist": xy,
+            "left_to_end_dist": reach["left"],
+            "right_to_end_dist": reach["right"],
+        }
+
+    def dense_reward(self, info):
+        reward = 1 - torch.tanh(5 * info["left_to_end_dist"])
+        reward = reward + torch.clamp(info[f"{self.held}_height"] / self.lift_for_full_reward, 0.0, 1.0)
+        reward = reward + (1 - torch.tanh(5 * info["right_to_end_dist"]))
+        reward = reward + (1 - torch.tanh(5 * info[f"{self.held}_to_goal_dist"]))
+        return torch.where(info["success"], 0.0, reward - 4.0)
+
+    def task_observations(self, info):
+        pose = getattr(self, self.held).pose()
+        points = self.grasp_points(pose)
+        robots = self.ctx.robots
+        return {f"{self.held}_pose": pose, "goal_pos": self.goal_pos.clone(),
+                **{f"{slot}_tcp_to_end": points[slot] - robots[slot].tcp_pose(copy=False)[:, :3] for slot in robots}}

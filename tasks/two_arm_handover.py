@@ -25,6 +25,7 @@ from robosim.sim import Box, RigidObject
 from robosim_tasks.common import GoalPointMixin
 from robosim_tasks.two_arm_common import (
     TWO_PANDAS,
+    HandoverScoring,
     across_bar,
     arm_action,
     bar_axis,
@@ -40,12 +41,13 @@ HANDOVER = (0.0, 0.0, 0.2)        # m, env frame: where the block changes hands
 
 
 @register_task("TwoArmHandover-v1")
-class TwoArmHandoverTask(GoalPointMixin, Task):
+class TwoArmHandoverTask(HandoverScoring, GoalPointMixin, Task):
     instruction = "Pick up the block with the left arm, hand it to the right arm and place it on the target."
     robot_slots = TWO_PANDAS
     scripted_success = {"panda": 1.0}   # 64/64 (docs/tasks.md)
     max_episode_steps = 200
     max_dense_reward = 4.0
+    held, held_half_height, lift_for_full_reward, goal_radius = "block", BLOCK_HALF[2], 0.1, GOAL_RADIUS
     human_camera = {"target_position": (0.0, 0.0, 0.1), "distance": 1.6, "yaw": 90.0, "pitch": -30.0}
 
     def build_scene(self, sim, rng):
@@ -67,39 +69,6 @@ class TwoArmHandoverTask(GoalPointMixin, Task):
         axis = bar_axis(pose)
         axis = torch.where(axis[:, 1:2] >= 0, axis, -axis)   # a half turn is the same block: the +y end
         return {"left": pose[:, :3] + GRIP_OFFSET * axis, "right": pose[:, :3] - GRIP_OFFSET * axis}
-
-    def evaluate(self):
-        pose = self.block.pose()
-        robots = self.ctx.robots
-        points = self.grasp_points(pose)
-        reach = {slot: torch.linalg.vector_norm(points[slot] - robots[slot].tcp_pose(copy=False)[:, :3], dim=1)
-                 for slot in robots}
-        xy = torch.linalg.vector_norm(pose[:, :2] - self.goal_pos[:, :2], dim=1)
-        placed = (xy < GOAL_RADIUS) & (pose[:, 2] < BLOCK_HALF[2] + 0.005)
-        static = robots["left"].is_static(0.2) & robots["right"].is_static(0.2)
-        return {
-            "success": placed & static,
-            "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
-            "is_placed": placed,
-            "block_height": pose[:, 2] - BLOCK_HALF[2],   # m above resting
-            "block_to_goal_dist": xy,
-            "left_to_end_dist": reach["left"],
-            "right_to_end_dist": reach["right"],
-        }
-
-    def dense_reward(self, info):
-        reward = 1 - torch.tanh(5 * info["left_to_end_dist"])
-        reward = reward + torch.clamp(info["block_height"] / 0.1, 0.0, 1.0)
-        reward = reward + (1 - torch.tanh(5 * info["right_to_end_dist"]))
-        reward = reward + (1 - torch.tanh(5 * info["block_to_goal_dist"]))
-        return torch.where(info["success"], 0.0, reward - 4.0)
-
-    def task_observations(self, info):
-        pose = self.block.pose()
-        points = self.grasp_points(pose)
-        robots = self.ctx.robots
-        return {"block_pose": pose, "goal_pos": self.goal_pos.clone(),
-                **{f"{slot}_tcp_to_end": points[slot] - robots[slot].tcp_pose(copy=False)[:, :3] for slot in robots}}
 
     def solution_policy(self):
         return TwoArmHandoverPolicy(self)
