@@ -12,7 +12,8 @@ from the seed; the clean recorded ones are the labels) (the file's env
 settings, so physics_isolation="separate" demos replay bit for bit; a re-simulated state
 that differs from the recorded one is reported), and the env's own state observations
 (robosim.rollout.flatten_obs of what reset/step return) are the inputs. The policy is
-an MLP from normalized observations to actions, trained by mean squared error. Every
+an MLP from normalized observations to actions, trained by mean squared error
+(--obs-noise SIGMA: on observations with Gaussian noise added after normalization). Every
 --eval-every gradient steps it runs --eval-episodes seeded episodes through
 robosim.record.evaluate (the loop `robosim eval` uses) and saves policy.pt, a
 robosim.rollout.checkpoint that `robosim eval --policy` runs; its metadata holds the
@@ -84,8 +85,13 @@ def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = learner_parser(__doc__, hidden=256, out="runs/bc")
+    p.add_argument("--obs-noise", type=float, default=0.0, metavar="SIGMA",
+                   help="Gaussian noise of std SIGMA added to each training observation after normalization "
+                        "(units of each dimension's std over the demos; 0: none)")
     args = p.parse_args(argv)
     check_positive(p, args)
+    if not args.obs_noise >= 0:
+        p.error(f"--obs-noise must be >= 0, got {args.obs_noise}")
     return args
 
 
@@ -268,7 +274,10 @@ def main(argv=None) -> dict:
 
     def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
-        return (policy.net(policy.norm(obs[idx])) - act[idx]).square().mean()
+        x = policy.norm(obs[idx])
+        if args.obs_noise > 0:   # nearby states get the demo's label: smoother off the demos' path
+            x = x + args.obs_noise * torch.randn(x.shape, generator=gen)
+        return (policy.net(x) - act[idx]).square().mean()
 
     def checkpoint(step: int) -> tuple[float, float]:
         save_policy(log.path("policy.pt"), policy, eval_env,

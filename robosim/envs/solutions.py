@@ -128,11 +128,26 @@ class PickAndPlacePolicy(PhasePolicy):
     """Grasp an object from above, then carry it so that its centre reaches `place_target()`.
 
     Subclasses give `cube()` (the ActorView to pick) and `place_target()` float32 (N, 3)
-    (env frame, m). Phases: 0 `lift` m above the object, 1 down to it, 2 close for 5
-    steps, 3 carry; with `release = True` also 4 open for 4 steps, 5 rise 8 cm."""
+    (env frame, m). The phase is decided afresh every step from the state alone (tcp,
+    object and target positions, jaw gap and jaw speed: all in a state observation), never
+    from the history, so the same state always gets the same action: a learner imitating
+    it sees one label per state, and a perturbed episode (DART noise, a slip) is picked up
+    from where it is. Phases: 0 to `lift` m above the object, 1 down to it, 2 close,
+    3 carry; with `release = True` also 4 open over the target, 5 rise 8 cm.
+
+    - holding: the jaw gap between
+      2 mm and the open gap - 1 cm, the tcp within 2 cm of the object's centre;
+    - close: not holding, the tcp within 1 cm of the object's centre (15 mm once the
+      jaws have started closing) and the jaws not shut on nothing (gap > 2 mm);
+    - down: the tcp within 15 mm of the point above the object horizontally and at most
+      15 mm above it;
+    - released (`release`): the object within 15 mm of the target and not held; open
+      until the gap is within 5 mm of the open gap, then rise. A held object within 6 mm
+      of the target is let go."""
 
     lift = 0.08        # m above the object's centre to approach from
     release = False    # True: open and rise after placing
+    symmetry = math.pi / 2   # rad: the object looks the same after this turn about z
 
     def cube(self) -> ActorView:
         raise NotImplementedError(f"{type(self).__name__} must implement cube() -> the ActorView to pick")
@@ -140,37 +155,59 @@ class PickAndPlacePolicy(PhasePolicy):
     def place_target(self) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must implement place_target() -> (N, 3)")
 
+    def _open_width(self) -> float:
+        """The jaw gap (m) with every gripper joint at its spec's `open` position."""
+        qpos = self.robot.qpos[:1].clone()
+        qpos[:, self.robot.arm_start + self.robot.arm_dof:] = self.robot.spec.gripper.open
+        return float(self.robot.gripper_width(qpos)[0])
+
     def act(self) -> tuple[torch.Tensor, torch.Tensor]:
+        robot = self.robot
+        if not hasattr(self, "_open_gap"):
+            self._open_gap = self._open_width()
         cube_pose = self.cube().pose()
         cube_pos = cube_pose[:, :3]
-        phase = self.phase.clone()
-        tcp_pose = self.robot.tcp_pose()
+        tcp_pose = robot.tcp_pose()
         tcp = tcp_pose[:, :3]
-        # align with the cube while approaching; once it is held, keep the current wrist
-        # rotation (aligning to a yaw the grasp itself changes would chase its own tail)
-        holding = (phase >= 2).reshape(-1, 1, 1)
-        grasp_rot = torch.where(holding, quat_to_matrix(tcp_pose[:, 3:].double()),
-                                grasp_rotation(quat_yaw(cube_pose[:, 3:])))
+        gap = robot.gripper_width(robot.qpos)
+        to_cube = (cube_pos - tcp).norm(dim=1)
+        holding = (gap > 0.002) & (gap < self._open_gap - 0.01) & (to_cube < 0.02)
+        closing = gap < self._open_gap - 0.005
+        close = ~holding & (gap > 0.002) & ((to_cube < 0.01) | (closing & (to_cube < 0.015)))
         above = cube_pos + cube_pos.new_tensor([0.0, 0.0, self.lift])
-        # carry so that the cube (not the tcp) reaches the goal: keep the grasp offset
-        goal = self.place_target() + (tcp - cube_pos) * (phase >= 3).unsqueeze(1)
-        target = torch.where((phase == 0).unsqueeze(1), above, cube_pos)
-        target = torch.where((phase >= 3).unsqueeze(1), goal, target)
+        over = ((above - tcp)[:, :2].norm(dim=1) < 0.015) & (tcp[:, 2] < above[:, 2] + 0.015)
+        phase = torch.where(over, 1, 0)
+        phase = torch.where(close, 2, phase)
+        phase = torch.where(holding, 3, phase)
+        # carry so that the cube (not the tcp) reaches the target: keep the grasp offset
+        goal = self.place_target() + (tcp - cube_pos) * holding.unsqueeze(1)
         if self.release:
-            lifted = goal + goal.new_tensor([0.0, 0.0, 0.08])
+            on_target = (cube_pos - self.place_target()).norm(dim=1)
+            let_go = holding & (on_target < 0.006)
+            released = ~holding & (on_target < 0.015)
+            opened = gap > self._open_gap - 0.005
+            phase = torch.where(let_go | (released & ~opened), 4, phase)
+            phase = torch.where(released & opened, 5, phase)
+        # down to 5 mm below the centre, so the tcp still moves when it comes within the 1 cm
+        # that closes the jaws (aimed at the centre, it would slow down as it nears it)
+        low = cube_pos - cube_pos.new_tensor([0.0, 0.0, 0.005])
+        target = torch.where((phase == 0).unsqueeze(1), above, torch.where((phase == 1).unsqueeze(1), low, cube_pos))
+        target = torch.where((phase == 3).unsqueeze(1), goal, target)
+        if self.release:
+            target = torch.where((phase == 4).unsqueeze(1), tcp, target)
+            lifted = self.place_target() + (tcp - cube_pos) + tcp.new_tensor([0.0, 0.0, 0.08])
             target = torch.where((phase == 5).unsqueeze(1), lifted, target)
-        gripper = torch.where(phase >= 2, -1.0, 1.0)
-        if self.release:
-            gripper = torch.where(phase >= 4, 1.0, gripper)
-        err = (target - tcp).norm(dim=1)
-        nxt = phase.clone()
-        nxt[(phase == 0) & (err < 0.015)] = 1
-        nxt[(phase == 1) & (err < 0.006)] = 2
-        nxt[(phase == 2) & (self.timer >= 5)] = 3
-        if self.release:
-            nxt[(phase == 3) & (err < 0.006)] = 4
-            nxt[(phase == 4) & (self.timer >= 4)] = 5
-        return ee_action(self.robot, target, grasp_rot, gripper), nxt
+        # align with the cube's nearest face pair, the smallest turn from the wrist's current
+        # yaw (so a turn once begun is continued, whichever way it began); once closing on
+        # it, keep the current wrist rotation (aligning to a yaw the grasp itself changes
+        # would chase its own tail)
+        tcp_yaw = quat_yaw(tcp_pose[:, 3:].double())
+        yaw = tcp_yaw + wrap_angle(quat_yaw(cube_pose[:, 3:].double()) - tcp_yaw, self.symmetry)
+        keep = (phase >= 2).reshape(-1, 1, 1)
+        grasp_rot = torch.where(keep, quat_to_matrix(tcp_pose[:, 3:].double()),
+                                grasp_rotation(yaw, symmetry=2 * math.pi))
+        gripper = torch.where((phase == 2) | (phase == 3), -1.0, 1.0)
+        return ee_action(robot, target, grasp_rot, gripper), phase
 
 
 # -- names and call forms of robosim 0.1.0 (docs/api.md: they warn for one release) ------
