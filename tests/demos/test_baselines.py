@@ -37,7 +37,7 @@ def _eval_cli(monkeypatch, tmp_path, checkpoint: str, policy: str) -> None:
 
 def test_bc_checkpoint_runs_in_robosim_eval(demos, tmp_path, monkeypatch):
     out = str(tmp_path / "bc")
-    summary = bc.main(["--demos", demos[0], "--out", out, *TINY])
+    summary = bc.main(["--demos", demos[0], "--out", out, "--obs-noise", "0.05", *TINY])
     assert summary["grad_steps"] == 4 and summary["demos"] == 3 and summary["demos_diverged"] == 0
     rows = json.load(open(os.path.join(out, "log.json")))["rows"]
     assert [r["env_steps"] for r in rows] == [0, 2, 4] and os.path.isfile(os.path.join(out, "curve.png"))
@@ -49,6 +49,12 @@ def test_bc_checkpoint_runs_in_robosim_eval(demos, tmp_path, monkeypatch):
     finally:
         env.close()
     _eval_cli(monkeypatch, tmp_path, os.path.join(out, "policy.pt"), "robosim.rollout.checkpoint:from_env_var")
+
+
+def test_bc_refuses_a_negative_obs_noise(demos, capsys):
+    with pytest.raises(SystemExit):
+        bc.parse_args(["--demos", demos[0], "--obs-noise", "-0.1"])
+    assert "--obs-noise must be >= 0, got -0.1" in capsys.readouterr().err
 
 
 def test_diffusion_policy_checkpoint_runs_in_robosim_eval(demos, tmp_path, monkeypatch):
