@@ -26,9 +26,11 @@ which `robosim recover` removes (or renames into place when it is complete).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -101,7 +103,9 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
                             _write_tree(h5[traj.episode_names[k]].create_group("obs"), tree)
                     bar.update(len(slot_episodes))
         except BaseException:
-            atomic.discard()
+            with _h5py_close_failures():   # closing a file that could not be written fails again
+                atomic.discard()
+                gc.collect()
             raise
         with _write_errors(out, path):
             atomic.commit()
@@ -130,11 +134,46 @@ def _copy_input(path: str, h5, names: list[str], obs_mode: str, sensor_configs: 
 
 
 @contextlib.contextmanager
-def _write_errors(out: str, path: str) -> Iterator[None]:
-    """h5py's write failures (an OSError, or a RuntimeError from a copy: full disk, a
-    deleted directory) as one OSError naming `out`, not the temporary file."""
+def _h5py_close_failures() -> Iterator[list[BaseException]]:
+    """Collects, instead of printing, the write failures h5py hits when it closes an
+    object that has gone out of scope: its Cython `__dealloc__` cannot raise, so it prints
+    the traceback (through sys.excepthook) and reports it as unraisable (through
+    sys.unraisablehook); a full disk fails there as often as in a call. The list holds
+    them; any other error reaches the previous hooks."""
+    failures: list[BaseException] = []
+    previous_unraisable, previous_except = sys.unraisablehook, sys.excepthook
+
+    def write_failed(error: BaseException | None) -> bool:
+        return isinstance(error, RuntimeError) and "write failed" in str(error)
+
+    def unraisable_hook(unraisable) -> None:
+        if write_failed(unraisable.exc_value):
+            failures.append(unraisable.exc_value)
+        else:
+            previous_unraisable(unraisable)
+
+    def except_hook(kind, value, traceback) -> None:
+        if not write_failed(value):
+            previous_except(kind, value, traceback)
+
+    sys.unraisablehook, sys.excepthook = unraisable_hook, except_hook
     try:
-        yield
+        yield failures
+    finally:
+        sys.unraisablehook, sys.excepthook = previous_unraisable, previous_except
+
+
+@contextlib.contextmanager
+def _write_errors(out: str, path: str) -> Iterator[None]:
+    """h5py's write failures (an OSError, or a RuntimeError from a copy or from closing an
+    object: full disk, a deleted directory) as one OSError naming `out`, not the
+    temporary file."""
+    try:
+        with _h5py_close_failures() as failures:
+            yield
+            gc.collect()   # close what the block dropped while the hook still listens
+        if failures:
+            raise failures[0]
     except (OSError, RuntimeError) as err:
         text = " ".join(str(err).split())
         found = re.search(r"errno = (\d+)", text)   # h5py's message carries the system's errno
