@@ -26,7 +26,6 @@ which `robosim recover` removes (or renames into place when it is complete).
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import re
@@ -105,7 +104,6 @@ def render_demos(path: str, out: str, obs_mode: str, sensor_configs: dict | None
         except BaseException:
             with _h5py_close_failures():   # closing a file that could not be written fails again
                 atomic.discard()
-                gc.collect()
             raise
         with _write_errors(out, path):
             atomic.commit()
@@ -171,7 +169,6 @@ def _write_errors(out: str, path: str) -> Iterator[None]:
     try:
         with _h5py_close_failures() as failures:
             yield
-            gc.collect()   # close what the block dropped while the hook still listens
         if failures:
             raise failures[0]
     except (OSError, RuntimeError) as err:
