@@ -94,7 +94,7 @@ FULL_DISK = {
     "generate": (8192, lambda fs, src, data: ["demos", "generate", "PickCube-v1", "-n", "20", "--num-envs", "2",
                                               "--out", str(fs / "g.h5")], "robosim recover", True),
     "convert": (8192, lambda fs, src, data: COMMANDS["convert"](src, fs / "c"), "robosim recover", True),
-    "render": (32768, lambda fs, src, data: COMMANDS["render"](src, fs / "r"), "is unchanged", False),
+    "render": (16384, lambda fs, src, data: COMMANDS["render"](src, fs / "r"), "is unchanged", False),
     "export": (8192, lambda fs, src, data: COMMANDS["export"](src, fs / "e"), "", False),
     "import": (8192, lambda fs, src, data: ["demos", "import", str(data), "--out", str(fs / "i.h5")], "", True),
 }
