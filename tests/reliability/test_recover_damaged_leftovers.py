@@ -207,10 +207,9 @@ def test_a_render_killed_before_its_rename_is_recovered(tmp_path):
 
 
 def test_an_export_killed_before_its_rename_is_recovered(tmp_path):
-    """Recovered by `robosim recover` in a child: called in the suite's own process (after
-    hundreds of tests' libraries and renderers), reading the dataset back crashed it
-    (SIGSEGV, twice at this test in full runs, never alone); a crash in the child fails
-    the test instead of the whole run."""
+    """Recovered by `robosim recover` in a child, as a user runs it: a crash there fails
+    this test instead of ending the whole run (a libhdf5 segfault that an earlier test's
+    damaged HDF5 state caused once ended full runs around here)."""
     pytest.importorskip("pyarrow")
     leftover = _killed_writer(tmp_path, "export", "before rename")
     result = _recover_cli(tmp_path)
