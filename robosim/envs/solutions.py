@@ -129,7 +129,7 @@ class PickAndPlacePolicy(PhasePolicy):
 
     Subclasses give `cube()` (the ActorView to pick) and `place_target()` float32 (N, 3)
     (env frame, m). The phase is decided afresh every step from the state alone (tcp,
-    object and target positions, jaw gap and jaw speed: all in a state observation), never
+    object and target positions and the jaw gap: all in a state observation), never
     from the history, so the same state always gets the same action: a learner imitating
     it sees one label per state, and a perturbed episode (DART noise, a slip) is picked up
     from where it is. Phases: 0 to `lift` m above the object, 1 down to it, 2 close,
@@ -165,6 +165,7 @@ class PickAndPlacePolicy(PhasePolicy):
         robot = self.robot
         if not hasattr(self, "_open_gap"):
             self._open_gap = self._open_width()
+        place = self.place_target()
         cube_pose = self.cube().pose()
         cube_pos = cube_pose[:, :3]
         tcp_pose = robot.tcp_pose()
@@ -180,9 +181,9 @@ class PickAndPlacePolicy(PhasePolicy):
         phase = torch.where(close, 2, phase)
         phase = torch.where(holding, 3, phase)
         # carry so that the cube (not the tcp) reaches the target: keep the grasp offset
-        goal = self.place_target() + (tcp - cube_pos) * holding.unsqueeze(1)
+        goal = place + (tcp - cube_pos) * holding.unsqueeze(1)
         if self.release:
-            on_target = (cube_pos - self.place_target()).norm(dim=1)
+            on_target = (cube_pos - place).norm(dim=1)
             let_go = holding & (on_target < 0.006)
             released = ~holding & (on_target < 0.015)
             opened = gap > self._open_gap - 0.005
@@ -195,7 +196,7 @@ class PickAndPlacePolicy(PhasePolicy):
         target = torch.where((phase == 3).unsqueeze(1), goal, target)
         if self.release:
             target = torch.where((phase == 4).unsqueeze(1), tcp, target)
-            lifted = self.place_target() + (tcp - cube_pos) + tcp.new_tensor([0.0, 0.0, 0.08])
+            lifted = place + (tcp - cube_pos) + tcp.new_tensor([0.0, 0.0, 0.08])
             target = torch.where((phase == 5).unsqueeze(1), lifted, target)
         # align with the cube's nearest face pair, the smallest turn from the wrist's current
         # yaw (so a turn once begun is continued, whichever way it began); once closing on
