@@ -28,10 +28,13 @@ def test_episode_statistics_agree_with_gymnasium_record_episode_statistics(pick_
     venv = gym.wrappers.vector.RecordEpisodeStatistics(TorchToNumpy(ours), stats_key="gym_episode")
     policy = pick_cube.task.solution_policy()  # scripted grasp: successes at different steps
     noise = torch.Generator().manual_seed(0)
+    idle = torch.zeros(N, dtype=torch.bool)
+    idle[-1] = True  # the last env holds still, so its episodes end at the time limit, unsolved
     venv.reset(seed=11)
     finished = successes = 0
     for _t in range(110):
         action = policy() + 0.05 * torch.randn(N, venv.single_action_space.shape[0], generator=noise)
+        action[idle] = 0.0
         obs, reward, terminated, truncated, info = venv.step(action.numpy())
         done = terminated | truncated
         assert ("episode" in info) == bool(done.any())
