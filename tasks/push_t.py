@@ -23,12 +23,13 @@ episode ends on success). Sparse: -1 per step, 0 on success.
 Task obs (env frame): tee_pose (N, 7), goal_pose (N, 7) [goal centre at the block's
 height, goal yaw], tcp_to_tee_pos (N, 3).
 
-Scripted solution: a pusher with the gripper closed that repeats push segments: go
-above a point behind the block on the line from the goal through the block's centre,
-lower to 2 cm, push toward the goal while keeping a sideways offset proportional to
-the yaw error (an off-centre push turns the block), until the block's centre is 1 cm
-short of the goal's projection on the push line; lift, repeat. Within 1.5 cm of the
-goal with the yaw still off, a segment pushes one end of the bar across it instead.
+Scripted solution: a pusher with the gripper closed that decides from the current
+state alone (no plan kept between steps, so an imitator sees one label per state): from
+behind the block's farthest point on the line from the goal through its centre, shifted
+sideways in proportion to the yaw error (an off-centre push turns the block), it pushes
+at 2 cm toward the goal; out of that lane it lifts, travels above the lane's start and
+goes down. Within 1.5 cm of the goal with the yaw still off, the lane pushes one end of
+the bar across it instead.
 """
 from __future__ import annotations
 
@@ -54,11 +55,8 @@ MAX_DIRECTION = math.pi / 4                     # push direction within +-this o
 MAX_YAW_OFFSET = 0.3                            # goal yaw - start yaw (rad)
 POSITION_THRESHOLD = 0.025
 YAW_THRESHOLD = 0.15
-# farthest point of the T from its centre (the stem's end corners), m
-TEE_REACH = math.hypot(STEM_HALF[0], BAR_HALF[1] + 2 * STEM_HALF[1] - COM_Y)
 END_OFFSET = 0.8 * BAR_HALF[0]                  # scripted turning push: this far along the bar (m)
 FINGER_HALF = 0.01                              # scripted pusher: half thickness of the closed jaws (m)
-TURN_PUSH = 0.02                                # and this far into the block (m)
 
 
 def tee_shapes(color, collision: bool = True, half_thickness: float = HALF_THICKNESS, z: float = 0.0) -> list:
@@ -78,7 +76,7 @@ class PushTTask(Task):
     # 6 joints: the closed jaws turn across the push; workspace: the pusher behind the block start to the
     # turning push at the goal
     requires = Requirements(min_arm_dof=6, workspace=((-0.23, -0.2, 0.02), (0.12, 0.2, 0.1)))
-    scripted_success = {"panda": 1.0, "xarm7": 0.926}   # docs/robots.md
+    scripted_success = {"panda": 1.0, "xarm7": 0.98}   # docs/robots.md
     # steeply from above, facing the robot: block, goal T and pusher
     human_camera = dict(target_position=(0.0, 0.0, 0.0), distance=0.75, yaw=200.0, pitch=-60.0)
 
@@ -150,43 +148,49 @@ class PushTTask(Task):
 
 
 class PushTPolicy(PhasePolicy):
-    """Push segments (see the module docstring). Phases: 0 above the start of a segment,
-    1 down to pushing height, 2 push, 3 lift. A segment's line is fixed when phase 0
-    begins."""
+    """A pusher that decides from the current state alone (see the module docstring):
+    the same block pose, goal and tcp give the same action, so an imitator sees one label
+    per state. Each step it picks a lane, a start point S behind the block at pushing
+    height and a direction d:
 
-    travel_z = 0.1         # m, tcp height between segments
+    - translating (the default): d from the block's centre toward the goal's, S behind
+      the block's farthest point along -d, shifted sideways by the yaw error;
+    - turning (centre within `turn_radius` of the goal, yaw error > half the threshold):
+      push one end of the bar across it (the end whose start is nearer the robot).
+
+    Then: low (tcp below `push_z` + 1 cm) and in the lane (within 2 * `lane` m of the
+    line through S along d, at most `lane` m past the contact) -> push (a carrot `carrot` m ahead along
+    d, steering back to the lane); above S (within `lane` m) -> down to S; low elsewhere
+    -> straight up to `travel_z`; high -> over S. `phase` reports which: 0 over S, 1 down,
+    2 push, 3 up (diagnostic only; nothing reads it back)."""
+
+    travel_z = 0.1         # m, tcp height between pushes
     push_z = 0.02          # m, tcp height while pushing
-    margin = 0.03          # m, start behind the block's farthest point
+    margin = 0.03          # m, S this far behind the contact
     side_gain = 0.12       # m of sideways offset per rad of yaw error
     max_side = 0.04        # m
     carrot = 0.015         # m ahead of the tcp while pushing
+    lane = 0.015           # m, lateral tolerance of the lane and of "above S"
+    turn_radius = 0.015    # m, turning pushes within this of the goal
 
-    def __init__(self, task):
-        super().__init__(task)
-        n = task.num_envs
-        self.start = torch.zeros(n, 3, device=task.device)
-        self.direction = torch.zeros(n, 2, device=task.device)
-        self.goal_along = torch.zeros(n, device=task.device)
-        self.turning = torch.zeros(n, dtype=torch.bool, device=task.device)
-
-    def _plan(self, rows: torch.Tensor) -> None:
-        """Fix the push line of a new segment for the envs in the bool mask rows (N,).
-
-        Far from the goal: push the centre toward the goal, shifted sideways by the yaw
-        error. Near it (< 1.5 cm) with the yaw off: push one end of the bar across it,
-        the end whose approach point is nearer the robot (x smaller)."""
+    def _lane(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(S (N, 2) start point, d (N, 2) push direction, contact (N,) the contact's
+        coordinate along d (the tcp stays behind it), lateral (N,) tcp's offset from the
+        lane, m) for every env, from the current state."""
         task = self.task
         pose = task.tee.pose()
         com, goal = pose[:, :2], task.goal[:, :2]
         yaw = quat_yaw(pose[:, 3:])
+        yaw_err = wrap_angle(task.goal[:, 2] - yaw)
         err = goal - com
         dist = err.norm(dim=1, keepdim=True)
         d = err / dist.clamp(min=1e-6)
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
-        yaw_err = wrap_angle(task.goal[:, 2] - yaw)
         # pushing on the +normal side along d turns the block clockwise (torque = r x F)
         side = torch.clamp(-self.side_gain * yaw_err, -self.max_side, self.max_side)
-        start = com - d * (TEE_REACH + FINGER_HALF + self.margin) + normal * side.unsqueeze(1)
+        reach = support(yaw, -d)
+        behind = com - d * (reach + FINGER_HALF + self.margin).unsqueeze(1) + normal * side.unsqueeze(1)
+        contact = (com * d).sum(dim=1)            # translating: the tcp stays behind the centre
         # turning push at the bar's end e (+-1 along body x) along s * body y, s = e * sign:
         # torque = (e END bx) x (s by) = sign; the pusher meets the bar's bottom (s > 0) or
         # top (s < 0) edge
@@ -197,56 +201,52 @@ class PushTPolicy(PhasePolicy):
         for e in (1.0, -1.0):
             s_dir = e * sign
             edge = torch.where(s_dir > 0, -COM_Y - BAR_HALF[1], -COM_Y + BAR_HALF[1])
-            options.append((com + bx * e * END_OFFSET + by * (edge - s_dir * (FINGER_HALF + self.margin)), s_dir * by))
-        first = (options[0][0][:, :1] <= options[1][0][:, :1])      # the one nearer the robot
-        turn_start = torch.where(first, options[0][0], options[1][0])
-        turn_dir = torch.where(first, options[0][1], options[1][1])
-        turn = (dist < 0.015) & (yaw_err.abs() > YAW_THRESHOLD * 0.5).unsqueeze(1)
-        start = torch.where(turn, turn_start, start)
+            touch = com + bx * e * END_OFFSET + by * edge
+            options.append((touch - s_dir * by * (FINGER_HALF + self.margin), s_dir * by, touch))
+        first = options[0][0][:, :1] <= options[1][0][:, :1]      # the start nearer the robot
+        turn_start, turn_dir, touch = (torch.where(first, a, b) for a, b in zip(options[0], options[1]))
+        turn = (dist < self.turn_radius) & (yaw_err.abs() > YAW_THRESHOLD * 0.5).unsqueeze(1)
+        start = torch.where(turn, turn_start, behind)
         d = torch.where(turn, turn_dir, d)
-        # a turning push stops after TURN_PUSH m; a translating one when the centre passes the goal
-        along = torch.where(turn.squeeze(1), (start * d).sum(dim=1) + self.margin + TURN_PUSH, (goal * d).sum(dim=1))
-        self.turning[rows] = turn.squeeze(1)[rows]
-        z = start.new_full((len(start), 1), self.travel_z)
-        self.start[rows] = torch.cat([start, z], dim=1)[rows]
-        self.direction[rows] = d[rows]
-        self.goal_along[rows] = along[rows]
+        contact = torch.where(turn.squeeze(1), (touch * turn_dir).sum(dim=1) - FINGER_HALF, contact)
+        tcp = self.robot.tcp_pose()[:, :2]
+        normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
+        return start, d, contact, ((tcp - start) * normal).sum(dim=1)
 
     def act(self):
-        task = self.task
         tcp = self.robot.tcp_pose()[:, :3]
-        phase = self.phase
-        fresh = (phase == 0) & (self.timer == 0)
-        if fresh.any():
-            self._plan(fresh)
-        pose = task.tee.pose()
-        com = pose[:, :2]
-        d = self.direction
-        low = self.start.clone()
-        low[:, 2] = self.push_z
-        # while translating, keep the tcp's sideways offset from the centre line at the one
-        # the current yaw error asks for (feedback: a fixed offset over-turns the block)
+        start, d, contact, lateral = self._lane()
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
-        yaw_err = wrap_angle(task.goal[:, 2] - quat_yaw(pose[:, 3:]))
-        want = torch.clamp(-self.side_gain * yaw_err, -self.max_side, self.max_side)
-        lateral = torch.where(self.turning, torch.zeros_like(want), want - ((tcp[:, :2] - com) * normal).sum(dim=1))
-        step = self.carrot * d + torch.clamp(lateral, -self.carrot, self.carrot).unsqueeze(1) * normal
-        push = torch.cat([tcp[:, :2] + step, tcp.new_full((len(tcp), 1), self.push_z)], dim=1)
-        lifted = torch.cat([tcp[:, :2], tcp.new_full((len(tcp), 1), self.travel_z)], dim=1)
-        target = torch.where((phase == 0).unsqueeze(1), self.start, low)
-        target = torch.where((phase == 2).unsqueeze(1), push, target)
-        target = torch.where((phase == 3).unsqueeze(1), lifted, target)
-        err = (target - tcp).norm(dim=1)
-        # translating: the centre 1 cm short of the goal's projection (the block slides on
-        # a little); turning: the tcp pushed far enough
-        progress = torch.where(self.turning, (tcp[:, :2] * d).sum(dim=1), (com * d).sum(dim=1) + 0.01)
-        passed = progress >= self.goal_along
-        nxt = phase.clone()
-        nxt[(phase == 0) & (err < 0.015)] = 1
-        nxt[(phase == 1) & (err < 0.008)] = 2
-        nxt[(phase == 2) & (passed | (self.timer >= 30))] = 3
-        nxt[(phase == 3) & (err < 0.02)] = 0
-        return ee_action(self.robot, target, across(d), -tcp.new_ones(len(tcp))), nxt
+        along = ((tcp[:, :2] - start) * d).sum(dim=1)
+        low = tcp[:, 2] < self.push_z + 0.01
+        # pushing, the lane is twice as wide: it moves with the block and the yaw error
+        ahead = (tcp[:, :2] * d).sum(dim=1) - contact
+        in_lane = (lateral.abs() < 2 * self.lane) & (along > -self.lane) & (ahead < self.lane)
+        over_start = (tcp[:, :2] - start).norm(dim=1) < self.lane
+        pushing = low & in_lane
+        step = self.carrot * d - torch.clamp(lateral, -self.carrot, self.carrot).unsqueeze(1) * normal
+        column = tcp.new_full((len(tcp), 1), 1.0)
+        push = torch.cat([tcp[:, :2] + step, column * self.push_z], dim=1)
+        down = torch.cat([start, column * self.push_z], dim=1)
+        up = torch.cat([tcp[:, :2], column * self.travel_z], dim=1)
+        over = torch.cat([start, column * self.travel_z], dim=1)
+        rising = (tcp[:, 2] < self.travel_z - 0.02) & ~in_lane & ~over_start
+        phase = torch.where(pushing, 2, torch.where(over_start, 1, torch.where(rising, 3, 0)))
+        targets = torch.stack([over, down, push, up])                     # (4, N, 3) by phase
+        target = targets.gather(0, phase.view(1, -1, 1).expand(1, -1, 3)).squeeze(0)
+        return ee_action(self.robot, target, across(d), -tcp.new_ones(len(tcp))), phase
+
+
+def support(yaw: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
+    """(N,) how far the T of yaw (N,) rad reaches from its centre along direction (N, 2)
+    (unit, env frame), m: the largest projection of its eight corners."""
+    corners = torch.tensor([(sx * BAR_HALF[0], -COM_Y + sy * BAR_HALF[1]) for sx in (-1, 1) for sy in (-1, 1)]
+                           + [(sx * STEM_HALF[0], BAR_HALF[1] + STEM_HALF[1] - COM_Y + sy * STEM_HALF[1])
+                              for sx in (-1, 1) for sy in (-1, 1)], dtype=direction.dtype, device=direction.device)
+    c, s = yaw.cos().unsqueeze(1), yaw.sin().unsqueeze(1)
+    local_x = direction[:, :1] * c + direction[:, 1:] * s        # the direction in the body frame
+    local_y = -direction[:, :1] * s + direction[:, 1:] * c
+    return (corners[:, 0] * local_x + corners[:, 1] * local_y).amax(dim=1)
 
 
 def across(direction: torch.Tensor) -> torch.Tensor:

@@ -210,6 +210,32 @@ def test_push_t_success_needs_position_and_yaw(tee_env):
 
 
 # -- scripted solutions ------------------------------------------------------------------
+def test_push_t_solution_reads_the_state_alone(tee_env):
+    """PushT's pusher is a function of the current state: a fresh policy on a second env
+    given each recorded state (env.set_state) returns the action the first policy gave,
+    at every step of whole scripted episodes (travel, down, push, up), so a learner
+    imitating it sees one label per state."""
+    first = tee_env
+    second = robosim.make("PushT-v1", num_envs=4)
+    try:
+        first.reset(seed=3)
+        second.reset(seed=100)
+        policy, fresh = first.task.solution_policy(), second.task.solution_policy()
+        phases, done = set(), torch.zeros(4, dtype=torch.bool)
+        for _ in range(first.max_episode_steps):
+            action = policy()
+            phases.update(policy.phase[~done].tolist())
+            second.set_state(first.get_state())
+            assert torch.equal(fresh(), action), f"phases {policy.phase.tolist()}"
+            _, _, terminated, truncated, _ = first.step(action)
+            done |= terminated | truncated
+            if done.all():
+                break
+        assert phases == {0, 1, 2, 3}, phases
+    finally:
+        second.close()
+
+
 @pytest.mark.slow   # 64 scripted episodes per case: 10-40 s
 @pytest.mark.parametrize("robot", ["panda", "xarm7"])
 @pytest.mark.parametrize("task_id", TASKS)
