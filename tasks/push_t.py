@@ -38,7 +38,7 @@ import math
 import torch
 
 from robosim.agents import Requirements
-from robosim.core.rotations import axis_angle_matrix, matmul3, quat_yaw, wrap_angle, yaw_quat
+from robosim.core.rotations import quat_yaw, wrap_angle, yaw_quat
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
 from robosim.sim import ActorView, Box, Material, RigidObject
@@ -214,7 +214,8 @@ class PushTPolicy(PhasePolicy):
         return start, d, contact, ((tcp - start) * normal).sum(dim=1)
 
     def act(self):
-        tcp = self.robot.tcp_pose()[:, :3]
+        tcp_pose = self.robot.tcp_pose()
+        tcp = tcp_pose[:, :3]
         start, d, contact, lateral = self._lane()
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
         along = ((tcp[:, :2] - start) * d).sum(dim=1)
@@ -234,7 +235,12 @@ class PushTPolicy(PhasePolicy):
         phase = torch.where(pushing, 2, torch.where(over_start, 1, torch.where(rising, 3, 0)))
         targets = torch.stack([over, down, push, up])                     # (4, N, 3) by phase
         target = targets.gather(0, phase.view(1, -1, 1).expand(1, -1, 3)).squeeze(0)
-        return ee_action(self.robot, target, across(d), -tcp.new_ones(len(tcp))), phase
+        # the closed jaws across d, the smallest turn from the wrist's current yaw (they look
+        # the same every half turn), so a turn once begun is continued whichever way it began
+        tcp_yaw = quat_yaw(tcp_pose[:, 3:].double())
+        yaw = tcp_yaw + wrap_angle(torch.atan2(d[:, 1], d[:, 0]).double() - tcp_yaw, math.pi)
+        rotation = grasp_rotation(yaw, symmetry=2 * math.pi)
+        return ee_action(self.robot, target, rotation, -tcp.new_ones(len(tcp))), phase
 
 
 def support(yaw: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
@@ -247,11 +253,3 @@ def support(yaw: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
     local_x = direction[:, :1] * c + direction[:, 1:] * s        # the direction in the body frame
     local_y = -direction[:, :1] * s + direction[:, 1:] * c
     return (corners[:, 0] * local_x + corners[:, 1] * local_y).amax(dim=1)
-
-
-def across(direction: torch.Tensor) -> torch.Tensor:
-    """(N, 3, 3) downward gripper rotations with the closed jaws across `direction`
-    (N, 2), a wide pushing face; the jaws are symmetric, so the yaw folds to [-pi/2, pi/2]."""
-    yaw = wrap_angle(torch.atan2(direction[:, 1], direction[:, 0]).double(), math.pi)
-    down = grasp_rotation(torch.zeros_like(yaw))
-    return matmul3(axis_angle_matrix(yaw.new_tensor([0.0, 0.0, 1.0]), yaw), down)
