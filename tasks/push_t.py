@@ -159,9 +159,10 @@ class PushTPolicy(PhasePolicy):
       push one end of the bar across it (the end whose start is nearer the robot).
 
     Then: low (tcp below `push_z` + 1 cm) and in the lane (within 2 * `lane` m of the
-    line through S along d, at most `lane` m past the contact) -> push (a carrot `carrot` m ahead along
-    d, steering back to the lane); above S (within `lane` m) -> down to S; low elsewhere
-    -> straight up to `travel_z`; high -> over S. `phase` reports which: 0 over S, 1 down,
+    line through S along d, at most `lane` m behind S and at most `lane` m past the
+    contact) -> push (a carrot `carrot` m ahead along d, steering back to the lane);
+    else above S (within `lane` m) -> down to S; else below `travel_z` - 2 cm ->
+    straight up to `travel_z`; else -> over S. `phase` reports which: 0 over S, 1 down,
     2 push, 3 up (diagnostic only; nothing reads it back)."""
 
     travel_z = 0.1         # m, tcp height between pushes
