@@ -174,10 +174,10 @@ class PushTPolicy(PhasePolicy):
     lane = 0.015           # m, lateral tolerance of the lane and of "above S"
     turn_radius = 0.015    # m, turning pushes within this of the goal
 
-    def _lane(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _lane(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(S (N, 2) start point, d (N, 2) push direction, contact (N,) the contact's
-        coordinate along d (the tcp stays behind it), lateral (N,) tcp's offset from the
-        lane, m) for every env, from the current state."""
+        coordinate along d (the tcp stays behind it); m) for every env, from the block's
+        pose and the goal."""
         task = self.task
         pose = task.tee.pose()
         com, goal = pose[:, :2], task.goal[:, :2]
@@ -210,15 +210,14 @@ class PushTPolicy(PhasePolicy):
         start = torch.where(turn, turn_start, behind)
         d = torch.where(turn, turn_dir, d)
         contact = torch.where(turn.squeeze(1), (touch * turn_dir).sum(dim=1) - FINGER_HALF, contact)
-        tcp = self.robot.tcp_pose()[:, :2]
-        normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
-        return start, d, contact, ((tcp - start) * normal).sum(dim=1)
+        return start, d, contact
 
     def act(self):
         tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
-        start, d, contact, lateral = self._lane()
+        start, d, contact = self._lane()
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
+        lateral = ((tcp[:, :2] - start) * normal).sum(dim=1)      # the tcp's offset from the lane
         along = ((tcp[:, :2] - start) * d).sum(dim=1)
         low = tcp[:, 2] < self.push_z + 0.01
         # pushing, the lane is twice as wide: it moves with the block and the yaw error
