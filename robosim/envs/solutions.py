@@ -127,26 +127,34 @@ class PhasePolicy:
 class PickAndPlacePolicy(PhasePolicy):
     """Grasp an object from above, then carry it so that its centre reaches `place_target()`.
 
-    Subclasses give `cube()` (the ActorView to pick) and `place_target()` float32 (N, 3)
-    (env frame, m). The phase is decided afresh every step from the state alone (tcp,
-    object and target positions and the jaw gap: all in a state observation), never
-    from the history, so the same state always gets the same action: a learner imitating
-    it sees one label per state, and a perturbed episode (DART noise, a slip) is picked up
-    from where it is. Phases: 0 to `lift` m above the object, 1 down to it, 2 close,
-    3 carry; with `release = True` also 4 open over the target, 5 rise 8 cm.
+    Subclasses give `cube()` (the ActorView to pick; or override `object_pose()` when
+    envs pick different objects) and `place_target()` float32 (N, 3) (env frame, m),
+    both called once per step, `place_target()` first. The phase is decided afresh
+    every step from the state alone (tcp, object and target positions and the jaw gap:
+    all in a state observation), never from the history, so the same state always gets
+    the same action: a learner imitating it sees one label per state, and a perturbed
+    episode (DART noise, a slip) is picked up from where it is. Phases: 0 to `lift` m
+    above the object, 1 down to it, 2 close, 3 carry; with `release = True` also 4 open
+    over the target, 5 rise.
 
-    - holding: the jaw gap between
-      2 mm and the open gap - 1 cm, the tcp within 2 cm of the object's centre;
+    - holding: the jaw gap between 2 mm and the open gap - 1 cm, the tcp within 2 cm of
+      the object's centre;
     - close: not holding, the tcp within 1 cm of the object's centre (15 mm once the
       jaws have started closing) and the jaws not shut on nothing (gap > 2 mm);
     - down: the tcp within 15 mm of the point above the object horizontally and at most
-      15 mm above it;
-    - released (`release`): the object within 15 mm of the target and not held; open
-      until the gap is within 5 mm of the open gap, then rise. A held object within 6 mm
-      of the target is let go."""
+      15 mm above it (and, when `aligned_within` is set, the wrist within that many rad
+      of `grasp_yaw()`);
+    - released (`release`): the object within `released_within` (15 mm) of the target
+      and not held; open until the gap is within 5 mm of the open gap, then rise to 8 cm
+      above the target, keeping the tcp's xy. A held object within 6 mm of the target is
+      let go.
+
+    The wrist turns to `grasp_yaw()` while approaching; once closing, it keeps its rotation."""
 
     lift = 0.08        # m above the object's centre to approach from
     release = False    # True: open and rise after placing
+    released_within = 0.015   # m: an unheld object this close to the target counts as placed
+    aligned_within: float | None = None   # rad: when set, go down only once the wrist is this close to grasp_yaw
     symmetry = math.pi / 2   # rad: the object looks the same after this turn about z
 
     def cube(self) -> ActorView:
@@ -154,6 +162,16 @@ class PickAndPlacePolicy(PhasePolicy):
 
     def place_target(self) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must implement place_target() -> (N, 3)")
+
+    def grasp_yaw(self, object_yaw: torch.Tensor, tcp_yaw: torch.Tensor) -> torch.Tensor:
+        """float64 (N,) rad: the wrist yaw to grasp at, from the object's yaw and the tcp's
+        (N,) float64 rad. Default: the object's face pair nearest the wrist's current yaw
+        (the smallest turn, so a turn once begun is continued, whichever way it began)."""
+        return tcp_yaw + wrap_angle(object_yaw - tcp_yaw, self.symmetry)
+
+    def object_pose(self) -> torch.Tensor:
+        """float32 (N, 7): the pose (env frame; m, quaternion wxyz) of each env's object to pick."""
+        return self.cube().pose()
 
     def _open_width(self) -> float:
         """The jaw gap (m) with every gripper joint at its spec's `open` position."""
@@ -166,7 +184,7 @@ class PickAndPlacePolicy(PhasePolicy):
         if not hasattr(self, "_open_gap"):
             self._open_gap = self._open_width()
         place = self.place_target()
-        cube_pose = self.cube().pose()
+        cube_pose = self.object_pose()
         cube_pos = cube_pose[:, :3]
         tcp_pose = robot.tcp_pose()
         tcp = tcp_pose[:, :3]
@@ -177,6 +195,10 @@ class PickAndPlacePolicy(PhasePolicy):
         close = ~holding & (gap > 0.002) & ((to_cube < 0.01) | (closing & (to_cube < 0.015)))
         above = cube_pos + cube_pos.new_tensor([0.0, 0.0, self.lift])
         over = ((above - tcp)[:, :2].norm(dim=1) < 0.015) & (tcp[:, 2] < above[:, 2] + 0.015)
+        tcp_yaw = quat_yaw(tcp_pose[:, 3:].double())
+        yaw = self.grasp_yaw(quat_yaw(cube_pose[:, 3:].double()), tcp_yaw)
+        if self.aligned_within is not None:
+            over &= wrap_angle(yaw - tcp_yaw, 2 * math.pi).abs() < self.aligned_within
         phase = torch.where(over, 1, 0)
         phase = torch.where(close, 2, phase)
         phase = torch.where(holding, 3, phase)
@@ -185,7 +207,7 @@ class PickAndPlacePolicy(PhasePolicy):
         if self.release:
             on_target = (cube_pos - place).norm(dim=1)
             let_go = holding & (on_target < 0.006)
-            released = ~holding & (on_target < 0.015)
+            released = ~holding & (on_target < self.released_within)
             opened = gap > self._open_gap - 0.005
             phase = torch.where(let_go | (released & ~opened), 4, phase)
             phase = torch.where(released & opened, 5, phase)
@@ -196,14 +218,10 @@ class PickAndPlacePolicy(PhasePolicy):
         target = torch.where((phase == 3).unsqueeze(1), goal, target)
         if self.release:
             target = torch.where((phase == 4).unsqueeze(1), tcp, target)
-            lifted = place + (tcp - cube_pos) + tcp.new_tensor([0.0, 0.0, 0.08])
+            lifted = torch.cat([tcp[:, :2], place[:, 2:3] + 0.08], 1)
             target = torch.where((phase == 5).unsqueeze(1), lifted, target)
-        # align with the cube's nearest face pair, the smallest turn from the wrist's current
-        # yaw (so a turn once begun is continued, whichever way it began); once closing on
-        # it, keep the current wrist rotation (aligning to a yaw the grasp itself changes
-        # would chase its own tail)
-        tcp_yaw = quat_yaw(tcp_pose[:, 3:].double())
-        yaw = tcp_yaw + wrap_angle(quat_yaw(cube_pose[:, 3:].double()) - tcp_yaw, self.symmetry)
+        # once closing on the object, keep the current wrist rotation (aligning to a yaw the
+        # grasp itself changes would chase its own tail)
         keep = (phase >= 2).reshape(-1, 1, 1)
         grasp_rot = torch.where(keep, quat_to_matrix(tcp_pose[:, 3:].double()),
                                 grasp_rotation(yaw, symmetry=2 * math.pi))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from state_alone_checks import assert_actions_depend_on_state_alone
 
 import robosim
 
@@ -81,3 +82,21 @@ def test_initial_poses_seeded_per_env(env):
         env.reset(seed=list(range(8, 8 + N)))
         assert torch.equal(env.task.peg_half[2], sizes[0])
         assert not torch.equal(env.task.peg_half[1], sizes[1])
+
+
+def test_stack_pyramid_solution_reads_the_state_alone():
+    """StackPyramid's solution is a function of the current state: a fresh policy on a
+    second env given each recorded state (env.set_state) returns the action the first
+    policy gave, at every step of whole scripted episodes (both cubes: approach, close,
+    carry, let go, rise), and the episodes end solved."""
+    task_id = "robosim_tasks.stack_pyramid:StackPyramidTask"
+    first, second = robosim.make(task_id, num_envs=2), robosim.make(task_id, num_envs=2)
+    try:
+        first.reset(seed=0)
+        second.reset(seed=100)
+        phases = assert_actions_depend_on_state_alone(first, second)
+        assert phases == {0, 1, 2, 3, 4, 5}, phases
+        assert first.task.evaluate()["success"].all()
+    finally:
+        first.close()
+        second.close()
