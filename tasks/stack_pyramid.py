@@ -27,7 +27,7 @@ import math
 import torch
 
 from robosim.agents import Requirements
-from robosim.core.rotations import quat_to_matrix, wrap_angle
+from robosim.core.rotations import quat_to_matrix
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy
 from robosim_tasks.common import build_cube, place_on_ground
@@ -156,16 +156,13 @@ class StackPyramidPolicy(PickAndPlacePolicy):
       and nearest the workspace centre, open, rise;
     - stage 2 (C): otherwise, C onto the apex of A and B, open, rise.
     A held cube is carried at CARRY_ABOVE over its place (at least CARRY_Z), its xy speed
-    scaled by how far it has risen (so it clears the other cubes), and lowered as it nears the place in xy
-    (from 2 cm to 5 mm away). The jaws close across the face pair that keeps
-    them off the nearest other cube (when it is within NEIGHBOUR), and go down only once
-    the wrist has turned to it; an unheld cube counts as placed within 8 mm of its
-    place (B's side leaves 9.6 mm before NEXT_TO), else it is picked again."""
+    scaled by how far it has risen (so it clears the other cubes), and lowered as it
+    nears the place in xy (from 2 cm to 5 mm away). An unheld cube counts as placed
+    within 8 mm of its place (B's side leaves 9.6 mm before NEXT_TO), else it is picked
+    again. The wrist turns the smallest way to the cube's nearest face pair."""
 
     release = True
     released_within = 0.008
-    aligned_within = 0.1   # rad: a turn of up to 90 degrees finishes before the jaws go down
-    NEIGHBOUR = 0.07       # m: centre distance within which open jaws could touch a cube
     CARRY_ABOVE = 0.05   # m: carry height of the cube's centre above its place ...
     CARRY_Z = 0.09       # m: ... and above the ground (the bottom 3 cm over a standing cube)
 
@@ -183,23 +180,6 @@ class StackPyramidPolicy(PickAndPlacePolicy):
 
     def object_pose(self):
         return torch.where(self._stage2.unsqueeze(1), self._c, self._a)
-
-    def grasp_yaw(self, object_yaw, tcp_yaw):
-        """The face pair whose jaw axis points furthest from the nearest other cube when
-        that cube is within NEIGHBOUR m (the open jaws could touch it), else the default
-        (the smallest turn)."""
-        held = self.object_pose()[:, :2]
-        others = torch.where(self._stage2.reshape(-1, 1, 1), torch.stack([self._a, self._b], 1),
-                             torch.stack([self._b, self._c], 1))[:, :, :2]   # (N, 2, 2)
-        dist = (others - held[:, None]).norm(dim=2)
-        nearest = dist.argmin(dim=1)
-        rows = torch.arange(len(held))
-        near = (others[rows, nearest] - held).double()
-        yaws = torch.stack([object_yaw, object_yaw + math.pi / 2], 1)   # the two face pairs
-        fingers = torch.stack([-torch.sin(yaws), torch.cos(yaws)], 2)    # (N, 2, 2): jaw axis per pair
-        clear = yaws[rows, (fingers * near[:, None]).sum(dim=2).abs().argmin(dim=1)]
-        clear = tcp_yaw + wrap_angle(clear - tcp_yaw, math.pi)
-        return torch.where(dist[rows, nearest] < self.NEIGHBOUR, clear, super().grasp_yaw(object_yaw, tcp_yaw))
 
     def place_target(self):
         pos_a, pos_b, pos_c = self._a[:, :3], self._b[:, :3], self._c[:, :3]

@@ -142,19 +142,15 @@ class PickAndPlacePolicy(PhasePolicy):
     - close: not holding, the tcp within 1 cm of the object's centre (15 mm once the
       jaws have started closing) and the jaws not shut on nothing (gap > 2 mm);
     - down: the tcp within 15 mm of the point above the object horizontally and at most
-      15 mm above it (and, when `aligned_within` is set, the wrist within that many rad
-      of `grasp_yaw()`);
+      15 mm above it;
     - released (`release`): the object within `released_within` (15 mm) of the target
       and not held; open until the gap is within 5 mm of the open gap, then rise to 8 cm
       above the target, keeping the tcp's xy. A held object within 6 mm of the target is
-      let go.
-
-    The wrist turns to `grasp_yaw()` while approaching; once closing, it keeps its rotation."""
+      let go."""
 
     lift = 0.08        # m above the object's centre to approach from
     release = False    # True: open and rise after placing
     released_within = 0.015   # m: an unheld object this close to the target counts as placed
-    aligned_within: float | None = None   # rad: when set, go down only once the wrist is this close to grasp_yaw
     symmetry = math.pi / 2   # rad: the object looks the same after this turn about z
 
     def cube(self) -> ActorView:
@@ -162,12 +158,6 @@ class PickAndPlacePolicy(PhasePolicy):
 
     def place_target(self) -> torch.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must implement place_target() -> (N, 3)")
-
-    def grasp_yaw(self, object_yaw: torch.Tensor, tcp_yaw: torch.Tensor) -> torch.Tensor:
-        """float64 (N,) rad: the wrist yaw to grasp at, from the object's yaw and the tcp's
-        (N,) float64 rad. Default: the object's face pair nearest the wrist's current yaw
-        (the smallest turn, so a turn once begun is continued, whichever way it began)."""
-        return tcp_yaw + wrap_angle(object_yaw - tcp_yaw, self.symmetry)
 
     def object_pose(self) -> torch.Tensor:
         """float32 (N, 7): the pose (env frame; m, quaternion wxyz) of each env's object to pick."""
@@ -195,10 +185,6 @@ class PickAndPlacePolicy(PhasePolicy):
         close = ~holding & (gap > 0.002) & ((to_cube < 0.01) | (closing & (to_cube < 0.015)))
         above = cube_pos + cube_pos.new_tensor([0.0, 0.0, self.lift])
         over = ((above - tcp)[:, :2].norm(dim=1) < 0.015) & (tcp[:, 2] < above[:, 2] + 0.015)
-        tcp_yaw = quat_yaw(tcp_pose[:, 3:].double())
-        yaw = self.grasp_yaw(quat_yaw(cube_pose[:, 3:].double()), tcp_yaw)
-        if self.aligned_within is not None:
-            over &= wrap_angle(yaw - tcp_yaw, 2 * math.pi).abs() < self.aligned_within
         phase = torch.where(over, 1, 0)
         phase = torch.where(close, 2, phase)
         phase = torch.where(holding, 3, phase)
@@ -220,8 +206,12 @@ class PickAndPlacePolicy(PhasePolicy):
             target = torch.where((phase == 4).unsqueeze(1), tcp, target)
             lifted = torch.cat([tcp[:, :2], place[:, 2:3] + 0.08], 1)
             target = torch.where((phase == 5).unsqueeze(1), lifted, target)
-        # once closing on the object, keep the current wrist rotation (aligning to a yaw the
-        # grasp itself changes would chase its own tail)
+        # align with the cube's nearest face pair, the smallest turn from the wrist's current
+        # yaw (so a turn once begun is continued, whichever way it began); once closing on
+        # it, keep the current wrist rotation (aligning to a yaw the grasp itself changes
+        # would chase its own tail)
+        tcp_yaw = quat_yaw(tcp_pose[:, 3:].double())
+        yaw = tcp_yaw + wrap_angle(quat_yaw(cube_pose[:, 3:].double()) - tcp_yaw, self.symmetry)
         keep = (phase >= 2).reshape(-1, 1, 1)
         grasp_rot = torch.where(keep, quat_to_matrix(tcp_pose[:, 3:].double()),
                                 grasp_rotation(yaw, symmetry=2 * math.pi))
