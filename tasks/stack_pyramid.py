@@ -168,9 +168,11 @@ class StackPyramidPolicy(PickAndPlacePolicy):
 
     def act(self):
         task = self.task
+        # read once per step; object_pose() and place_target(), called by super().act(), use them
         self._a, self._b, self._c = (cube.pose() for cube in (task.cube_a, task.cube_b, task.cube_c))
         pos_a, pos_b, pos_c = self._a[:, :3], self._b[:, :3], self._c[:, :3]
-        tcp = self.robot.tcp_pose()[:, :3]
+        self._tcp_pose = self.robot.tcp_pose()
+        tcp = self._tcp_pose[:, :3]
         a_placed = (((pos_a - pos_b)[:, :2].norm(dim=1) <= NEXT_TO) & ((pos_a - pos_b)[:, 2].abs() < 0.005)
                     & ~self.robot.is_between_jaws(pos_a, CUBE_HALF))
         over_a = ((tcp - pos_a)[:, :2].norm(dim=1) < 0.02) & (tcp[:, 2] < pos_a[:, 2] + 0.05)
@@ -184,14 +186,14 @@ class StackPyramidPolicy(PickAndPlacePolicy):
     def place_target(self):
         pos_a, pos_b, pos_c = self._a[:, :3], self._b[:, :3], self._c[:, :3]
         # stage 1: the spot beside B, across the jaws (the tcp's y axis) on the side clear of C
-        jaws = quat_to_matrix(self.robot.tcp_pose()[:, 3:])[:, :2, 1]   # (N, 2)
+        jaws = quat_to_matrix(self._tcp_pose[:, 3:])[:, :2, 1]   # (N, 2)
         across = torch.stack([-jaws[:, 1], jaws[:, 0]], dim=1)
         across = across / across.norm(dim=1, keepdim=True).clamp(min=1e-6)
         spots = pos_b[:, None, :2] + SIDE_GAP * torch.stack([across, -across], dim=1)   # (N, 2, 2)
         clear = (spots - pos_c[:, None, :2]).norm(dim=2).clamp(max=0.09)
         best = spots[torch.arange(len(spots)), (10.0 * clear - spots.norm(dim=2)).argmax(dim=1)]
         spot = torch.cat([best, pos_b[:, 2:3] + 0.002], 1)
-        apex = (pos_a + pos_b) / 2 + pos_a.new_tensor([0.0, 0.0, 2 * CUBE_HALF + 0.003])
+        apex = self.task.apex() + pos_a.new_tensor([0.0, 0.0, 0.003])
         stage2 = self._stage2.unsqueeze(1)
         place = torch.where(stage2, apex, spot)
         held = torch.where(stage2, pos_c, pos_a)
