@@ -249,7 +249,8 @@ def main(argv: list[str] | None = None) -> dict:
                                             **env_kwargs), norm_obs=True, norm_rew=True, gamma=args.gamma)
     eval_env = robosim.make(args.task, num_envs=min(16, args.eval_episodes), **env_kwargs)
     video = VideoHook(args.video_every, args.out, args.task, args.video_size, env_kwargs)
-    obs_dim, act_dim = gym.spaces.flatdim(envs.single_observation_space), envs.single_action_space.shape[0]
+    # a multi-robot task's action space is a Dict of slots; the env takes its flat view too
+    obs_dim, act_dim = gym.spaces.flatdim(envs.single_observation_space), eval_env.single_flat_action_space.shape[0]
     agent = ActorCritic(obs_dim, act_dim, args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
     demo = DemoTerm(args.demos, args.demo_coef, args.demo_steps or args.total_steps, eval_env, obs_dim)

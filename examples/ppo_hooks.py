@@ -70,7 +70,7 @@ def flat_obs_stats(norm: NormalizeVecEnv) -> tuple[torch.Tensor, torch.Tensor]:
 def deterministic_actor(agent: Agent, envs: NormalizeVecEnv) -> DeterministicActor:
     """The agent's mean action behind the env's current observation normalization."""
     mean, std = flat_obs_stats(envs)
-    space = envs.single_action_space
+    space = envs.env.unwrapped_env.single_flat_action_space   # a multi-robot env's Dict: its flat view
     return DeterministicActor(agent, mean, std, envs.clip_obs, torch.as_tensor(space.low), torch.as_tensor(space.high))
 
 

@@ -49,11 +49,12 @@ def _batched_env(env: Any) -> BatchedEnv:
 
 
 def env_layout(env: Any) -> dict[str, Any]:
-    """What a policy depends on: task id, robot, control mode, obs keys/shapes, action dim."""
+    """What a policy depends on: task id, robot, control mode, obs keys/shapes, action dim
+    (a multi-robot env's Dict action: the size of its flat view)."""
     header = _batched_env(env).header()
     return {"task": header["task_id"], "robot": header["env_spec"]["robot"], "control_mode": header["control_mode"],
             "obs": flatten_space_keys(env.single_observation_space),
-            "action_dim": int(env.single_action_space.shape[0])}
+            "action_dim": int(gym.spaces.flatdim(env.single_action_space))}
 
 
 def check_layout(trained: dict[str, Any], env: Any, source: str) -> None:

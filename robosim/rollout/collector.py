@@ -100,7 +100,9 @@ class RolloutCollector:
     ignore_terminations: terminations are bootstrapped like truncations (infinite-horizon
     view; pair it with make_vec(..., ignore_terminations=True) for ManiSkill3's
     fixed-horizon episodes). check_actions: check each action's shape, dtype, device
-    and finiteness (one device sync per step on CUDA)."""
+    and finiteness (one device sync per step on CUDA). A Dict of Box action spaces (a
+    multi-robot env) is collected as its flat view: actions (N, sum of the slots' sizes),
+    which robosim's envs take as the slots concatenated in their declaration order."""
 
     def __init__(self, venv: gym.vector.VectorEnv, num_steps: int, ignore_terminations: bool = False,
                  check_actions: bool = True):
@@ -112,12 +114,16 @@ class RolloutCollector:
         self.mode = venv.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         self.ignore_terminations, self.check_actions = bool(ignore_terminations), bool(check_actions)
         space = venv.single_action_space
-        if not isinstance(space, gym.spaces.Box):
-            raise TypeError(f"venv.single_action_space must be a Box, got {type(space).__name__}")
-        self.action_shape = (self.num_envs, *space.shape)
+        if isinstance(space, gym.spaces.Dict) and all(isinstance(s, gym.spaces.Box) for s in space.spaces.values()):
+            action_shape: tuple[int, ...] = (gym.spaces.flatdim(space),)
+        elif isinstance(space, gym.spaces.Box):
+            action_shape = tuple(space.shape)
+        else:
+            raise TypeError(f"venv.single_action_space must be a Box or a Dict of Boxes, got {space}")
+        self.action_shape = (self.num_envs, *action_shape)
         lead = (num_steps, self.num_envs)
         layout = space_layout(venv.single_observation_space, lead)
-        layout.update(actions=(lead + tuple(space.shape), torch.float32))
+        layout.update(actions=(lead + action_shape, torch.float32))
         for name in ("rewards", "log_probs", "values", "next_values", "final_values"):
             layout[name] = (lead, torch.float32)
         for name in ("terminated", "truncated", "valid"):
@@ -125,7 +131,7 @@ class RolloutCollector:
         check_fits(f"rollout buffers (num_steps={num_steps}, num_envs={self.num_envs})", tree_nbytes(layout),
                    self.device)
         self._obs_buf = space_buffers(venv.single_observation_space, lead, self.device)
-        self._act_buf = torch.zeros(lead + tuple(space.shape), dtype=torch.float32, device=self.device)
+        self._act_buf = torch.zeros(lead + action_shape, dtype=torch.float32, device=self.device)
         self._f = {n: torch.zeros(lead, dtype=torch.float32, device=self.device)
                    for n in ("rewards", "log_probs", "values", "final_values")}
         self._b = {n: torch.zeros(lead, dtype=torch.bool, device=self.device)
