@@ -188,7 +188,7 @@ class Transitions:
 def demo_transitions(env, starts: DemoStarts, sigma: float) -> Transitions:
     """Every demo step as a transition of `env` (its reward mode and observations): each
     episode re-simulated from its seed with its executed actions, env.num_envs at a time."""
-    n, act_dim = env.num_envs, env.single_action_space.shape[0]
+    n, act_dim = env.num_envs, env.single_flat_action_space.shape[0]
     episodes = starts.episodes
     out = None
     for first in range(0, len(episodes), n):
@@ -293,7 +293,7 @@ def _train(args: argparse.Namespace, command: str | None) -> dict:
     eval_env = make_env(traj.spec, args.eval_envs, args.reward_mode, args.seed)
     demos = demo_transitions(env, starts, sigma)
     obs_dim, act_dim = demos.obs.shape[1], demos.actions.shape[1]
-    low, high = (torch.as_tensor(b) for b in (env.single_action_space.low, env.single_action_space.high))
+    low, high = (torch.as_tensor(b) for b in (env.single_flat_action_space.low, env.single_flat_action_space.high))
     actor = Actor(demos.obs, low, high, args.hidden)
     agent = RLPD(actor, obs_dim, act_dim, args)
     online = Transitions(args.buffer_size, obs_dim, act_dim)

@@ -162,10 +162,10 @@ def main(argv=None) -> dict:
     her_ratio = args.her_ratio if goal_task else 0.0
     leaves = space.spaces.values() if isinstance(space, gym.spaces.Dict) else [space]
     obs_dim = sum(int(torch.tensor(s.shape).prod()) for s in leaves)
-    low = torch.as_tensor(venv.single_action_space.low)
-    high = torch.as_tensor(venv.single_action_space.high)
+    action_space = eval_env.single_flat_action_space   # a multi-robot task's Dict of slots: its flat view
+    low, high = torch.as_tensor(action_space.low), torch.as_tensor(action_space.high)
     sac = SAC(obs_dim, low, high, args)
-    buffer = ReplayBuffer(args.buffer_size, space, venv.single_action_space, args.num_envs, venv.device,
+    buffer = ReplayBuffer(args.buffer_size, space, action_space, args.num_envs, venv.device,
                           her_ratio=her_ratio, compute_reward=venv.compute_reward if her_ratio else None)
     collector = RolloutCollector(venv, 1)
     log = RunLog(args.out, {**vars(args), "her_ratio_used": her_ratio},
