@@ -71,6 +71,18 @@ def reward(name: str, config: dict) -> str:
     return "sparse 1/0 (old)" if name in SPARSE_ONE_ZERO else "sparse -1/0"
 
 
+def robot_name(config: dict) -> str:
+    """The robot a run used: its --robot, else its task's default (a multi-robot task's
+    slots as "slot: robot" pairs)."""
+    if config.get("robot"):
+        return config["robot"]
+    from robosim.envs.registry import get_task
+    from robosim.envs.robots import resolved_robot
+
+    robot = resolved_robot(get_task(config.get("task", "Reach-v1")), None)
+    return robot if isinstance(robot, str) else ", ".join(f"{slot}: {name}" for slot, name in robot.items())
+
+
 def row(name: str, doc: dict) -> dict:
     """One table row (strings) from a log.json document."""
     config = doc["config"]
@@ -88,7 +100,7 @@ def row(name: str, doc: dict) -> dict:
     machine = config.get("machine", {})
     return {
         "task": config.get("task", "Reach-v1"),
-        "robot": config.get("robot") or "panda",
+        "robot": robot_name(config),
         "learner": learner(config),
         "reward": reward(name, config),
         "envs": str(config["num_envs"]),
