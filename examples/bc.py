@@ -269,7 +269,8 @@ def main(argv=None) -> dict:
     demos, eval_env, log, start = start_run(args, "examples/bc.py", "BC", argv)
     obs = torch.from_numpy(np.concatenate(demos.obs))
     act = torch.from_numpy(np.concatenate(demos.actions))
-    low, high = (torch.as_tensor(b) for b in (eval_env.single_flat_action_space.low, eval_env.single_flat_action_space.high))
+    box = eval_env.single_flat_action_space   # a multi-robot task's Dict of slots: its flat view
+    low, high = torch.as_tensor(box.low), torch.as_tensor(box.high)
     policy = BCPolicy(obs, act.shape[1], args.hidden, low, high)
 
     def batch_loss(gen: torch.Generator) -> torch.Tensor:
