@@ -1,10 +1,9 @@
 """The built-in learners on a multi-robot task (TwoArmReach-v1: a Dict action space of
-two 4-dim slots): examples/sac.py, bc.py and rlpd.py learn in its flat view and save
-policies whose (N, 8) actions the env splits between the arms. examples/ppo.py's case
-is in tests/test_ppo_example.py. Mechanics on tens of env steps, not learning."""
+two 4-dim slots): examples/ppo.py, sac.py, bc.py and rlpd.py learn in its flat view and
+save policies whose (N, 8) actions the env splits between the arms, moving both.
+Mechanics on tens to hundreds of env steps, not learning."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 
@@ -18,16 +17,11 @@ from robosim.rollout.checkpoint import load_policy
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import bc  # noqa: E402
+import ppo  # noqa: E402
 import rlpd  # noqa: E402
+import sac  # noqa: E402
 
 TASK = "TwoArmReach-v1"
-
-
-def _load_sac():
-    spec = importlib.util.spec_from_file_location("example_sac", os.path.join(ROOT, "examples", "sac.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +50,18 @@ def _drives_both_arms(env, checkpoint) -> None:
     assert moved == list(env.robots), moved
 
 
+def test_ppo_learns_in_the_flat_action_view(env, tmp_path):
+    out = tmp_path / "ppo"
+    summary = ppo.main(["--task", TASK, "--num-envs", "4", "--num-steps", "8", "--total-steps", "256",
+                        "--eval-every", "256", "--eval-episodes", "2", "--seed", "0", "--out", str(out)])
+    assert summary["env_steps"] == 256
+    _drives_both_arms(env, out / "policy.pt")
+
+
 def test_sac_learns_in_the_flat_action_view(env, tmp_path):
     out = tmp_path / "sac"
-    summary = _load_sac().main(["--task", TASK, "--num-envs", "2", "--total-steps", "64", "--learning-starts", "16",
-                                "--eval-every", "64", "--eval-episodes", "2", "--out", str(out)])
+    summary = sac.main(["--task", TASK, "--num-envs", "2", "--total-steps", "64", "--learning-starts", "16",
+                        "--eval-every", "64", "--eval-episodes", "2", "--out", str(out)])
     assert summary["env_steps"] == 64
     _drives_both_arms(env, out / "policy.pt")
 

@@ -120,29 +120,3 @@ def test_demos_of_another_task_are_refused(ppo, tmp_path, reach_demos):
                                          r"\('PushCubeTask'"):
         ppo.main([*TINY, "--task", "PushCube-v1", "--demos", str(reach_demos), "--out", str(tmp_path / "run")])
 
-
-def test_a_two_arm_task_trains_and_its_checkpoint_drives_both_arms(ppo, tmp_path):
-    """A multi-robot task's action space is a Dict of slots: PPO learns in its flat view
-    (here 4 + 4 dims), and the saved policy gives (N, 8) actions that the env splits
-    between the arms, moving both."""
-    import torch
-
-    import robosim
-    from robosim.rollout.checkpoint import load_policy
-
-    out = tmp_path / "run"
-    summary = ppo.main([*TINY, "--task", "TwoArmReach-v1", "--out", str(out)])
-    assert summary["env_steps"] == 256
-    env = robosim.make("TwoArmReach-v1", num_envs=2)
-    try:
-        obs, _ = env.reset(seed=0)
-        policy = load_policy(out / "policy.pt", env)
-        before = {slot: robot.qpos.clone() for slot, robot in env.robots.items()}
-        for _ in range(3):
-            action = policy(obs)
-            assert action.shape == (2, 8) and action.dtype == torch.float32
-            obs, *_ = env.step(action)
-        for slot, robot in env.robots.items():
-            assert not torch.equal(robot.qpos, before[slot]), slot
-    finally:
-        env.close()
