@@ -13,7 +13,9 @@ settings, so physics_isolation="separate" demos replay bit for bit; a re-simulat
 that differs from the recorded one is reported), and the env's own state observations
 (robosim.rollout.flatten_obs of what reset/step return) are the inputs. The policy is
 an MLP from normalized observations to actions, trained by mean squared error
-(--obs-noise SIGMA: on observations with Gaussian noise added after normalization). Every
+(--obs-noise SIGMA: on observations with Gaussian noise added after normalization;
+--ignore-obs KEY: the named observation entries, e.g. agent/qvel, are held at their demo
+mean, so the policy cannot read them). Every
 --eval-every gradient steps it runs --eval-episodes seeded episodes through
 robosim.record.evaluate (the loop `robosim eval` uses) and saves policy.pt, a
 robosim.rollout.checkpoint that `robosim eval --policy` runs; its metadata holds the
@@ -44,6 +46,7 @@ from robosim.envs.registry import get_task, import_modules
 from robosim.record.evaluate import evaluate
 from robosim.record.trajectory import TrajectoryFile
 from robosim.rollout import RunLog, flatten_obs, save_policy
+from robosim.rollout.checkpoint import flatten_space_keys
 
 
 def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
@@ -88,11 +91,35 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--obs-noise", type=float, default=0.0, metavar="SIGMA",
                    help="Gaussian noise of std SIGMA added to each training observation after normalization "
                         "(units of each dimension's std over the demos; 0: none)")
+    p.add_argument("--ignore-obs", action="append", default=[], metavar="KEY",
+                   help="leave the observation entry KEY out of the policy's input (held at its demo mean), "
+                        "named as in the task's state_dict observation, e.g. agent/qvel (repeatable)")
     args = p.parse_args(argv)
     check_positive(p, args)
     if not args.obs_noise >= 0:
         p.error(f"--obs-noise must be >= 0, got {args.obs_noise}")
     return args
+
+
+def input_mask(path: str, ignore: list[str]) -> torch.Tensor | None:
+    """float32 (D,) over the flat state observation of the demos' env: 0 at the columns
+    of the state_dict entries named in `ignore` (paths like "agent/qvel"), 1 elsewhere;
+    None when `ignore` is empty. ValueError naming --ignore-obs for a name the task's
+    observation lacks (checked before any run starts)."""
+    if not ignore:
+        return None
+    traj = TrajectoryFile(path, arg="--demos")
+    env = robosim.make(traj.spec.replace(obs_mode="state_dict"))
+    try:
+        layout = flatten_space_keys(env.single_observation_space)
+    finally:
+        env.close()
+    names = [name for name, _ in layout]
+    unknown = [key for key in ignore if key not in names]
+    if unknown:
+        raise ValueError(f"--ignore-obs must name entries of {traj.task_id}'s observation {names}, got {unknown}")
+    widths = [int(np.prod(shape)) for _, shape in layout]
+    return torch.cat([torch.full((w,), float(name not in ignore)) for name, w in zip(names, widths)])
 
 
 @dataclass
@@ -186,17 +213,24 @@ def mlp(n_in: int, n_out: int, hidden: int, layers: int = 3) -> nn.Sequential:
 
 
 class BCPolicy(nn.Module):
-    """flat obs (N, D) -> action (N, A), clipped to the action box (what policy.pt holds)."""
+    """flat obs (N, D) -> action (N, A), clipped to the action box (what policy.pt holds).
+    `keep` (D,) multiplies the normalized input: 0 holds a column at its demo mean."""
 
-    def __init__(self, obs: torch.Tensor, act_dim: int, hidden: int, low: torch.Tensor, high: torch.Tensor):
+    def __init__(self, obs: torch.Tensor, act_dim: int, hidden: int, low: torch.Tensor, high: torch.Tensor,
+                 keep: torch.Tensor | None = None):
         super().__init__()
         self.norm = Normalizer(obs)
         self.net = mlp(obs.shape[1], act_dim, hidden)
+        self.register_buffer("keep", torch.ones(obs.shape[1]) if keep is None else keep.float())
         self.register_buffer("low", low.float())
         self.register_buffer("high", high.float())
 
+    def inputs(self, flat_obs: torch.Tensor) -> torch.Tensor:
+        """The network's input: normalized observations, ignored columns at 0."""
+        return self.norm(flat_obs) * self.keep
+
     def forward(self, flat_obs: torch.Tensor) -> torch.Tensor:
-        return torch.maximum(torch.minimum(self.net(self.norm(flat_obs)), self.high), self.low)
+        return torch.maximum(torch.minimum(self.net(self.inputs(flat_obs)), self.high), self.low)
 
 
 def make_eval_env(demos: Demos, num_envs: int):
@@ -266,23 +300,25 @@ def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, params,
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    keep = input_mask(args.demos, args.ignore_obs)
     demos, eval_env, log, start = start_run(args, "examples/bc.py", "BC", argv)
     obs = torch.from_numpy(np.concatenate(demos.obs))
     act = torch.from_numpy(np.concatenate(demos.actions))
     box = eval_env.single_flat_action_space   # a multi-robot task's Dict of slots: its flat view
     low, high = torch.as_tensor(box.low), torch.as_tensor(box.high)
-    policy = BCPolicy(obs, act.shape[1], args.hidden, low, high)
+    policy = BCPolicy(obs, act.shape[1], args.hidden, low, high, keep)
 
     def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
         x = policy.norm(obs[idx])
         if args.obs_noise > 0:   # nearby states get the demo's label: smoother off the demos' path
             x = x + args.obs_noise * torch.randn(x.shape, generator=gen)
-        return (policy.net(x) - act[idx]).square().mean()
+        return (policy.net(x * policy.keep) - act[idx]).square().mean()
 
     def checkpoint(step: int) -> tuple[float, float]:
         save_policy(log.path("policy.pt"), policy, eval_env,
-                    extra={"algo": "bc", "grad_steps": step, "demo_seeds": demos.seeds})
+                    extra={"algo": "bc", "grad_steps": step, "demo_seeds": demos.seeds,
+                           "ignored_obs": args.ignore_obs})
         return run_eval(eval_env, lambda o: policy(flatten_obs(o)), args.eval_episodes, args.eval_seed)
 
     fit(args, log, start, f"BC {demos.task_id}", policy.net.parameters(), batch_loss, checkpoint)

@@ -54,6 +54,19 @@ def place_on_ground(rng: BatchRandom, half_size: float, xy_low: float, xy_high: 
     return torch.cat([xy, z, rotations.yaw_quat(yaw)], dim=1)
 
 
+def yaw_to_tcp(obj_pose: torch.Tensor, tcp_pose: torch.Tensor, folds: int = 4) -> torch.Tensor:
+    """float32 (N, 2): (sin, cos) of `folds` times the object's yaw about +z relative to the
+    tcp's (each the yaw of its body x axis). Poses (N, 7) env frame, quaternion wxyz;
+    `folds`: the object looks the same after 1/folds of a turn (a cube: 4). The scripted
+    grasps turn the wrist the shorter way to the object's nearest face pair, a sawtooth
+    of the raw quaternions; in these two numbers it is smooth except at the fold itself,
+    so a learner can read the turn. Both yaws in one batch of ops: it runs every step."""
+    w, x, y, z = torch.stack([obj_pose[:, 3:], tcp_pose[:, 3:]], 1).unbind(-1)   # (N, 2) each
+    yaw = torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    turn = folds * (yaw[:, 0] - yaw[:, 1])
+    return torch.stack([turn.sin(), turn.cos()], 1)
+
+
 def identity_poses(n: int, positions: torch.Tensor) -> torch.Tensor:
     """(n, 7) poses at `positions` (n, 3) with identity rotation."""
     quat = positions.new_tensor(IDENTITY_QUAT).expand(n, 4)

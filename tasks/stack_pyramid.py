@@ -29,7 +29,7 @@ import torch
 from robosim.agents import Requirements
 from robosim.core.rotations import quat_to_matrix
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PickAndPlacePolicy
+from robosim.envs.solutions import PickAndPlacePolicy, carry_over_the_top
 from robosim_tasks.common import build_cube, place_on_ground
 
 CUBE_HALF = 0.02
@@ -197,12 +197,4 @@ class StackPyramidPolicy(PickAndPlacePolicy):
         stage2 = self._stage2.unsqueeze(1)
         place = torch.where(stage2, apex, spot)
         held = torch.where(stage2, pos_c, pos_a)
-        # lowered as it nears the place in xy: at CARRY_ABOVE from 2 cm away, onto it from 5 mm
-        carry = torch.clamp(place[:, 2:3] + self.CARRY_ABOVE, min=self.CARRY_Z)
-        off = (place - held)[:, :2].norm(dim=1, keepdim=True)
-        height = place[:, 2:3] + (carry - place[:, 2:3]) * ((off - 0.005) / 0.015).clamp(0.0, 1.0)
-        # from further away, its xy speed grows with the square of how far it has risen from
-        # 2 cm off the ground to 1 cm below the carry height
-        risen = ((held[:, 2:3] - CUBE_HALF - 0.02) / (carry - CUBE_HALF - 0.03)).clamp(0.0, 1.0) ** 2
-        xy = torch.where(off > 0.02, held[:, :2] + risen * (place[:, :2] - held[:, :2]), place[:, :2])
-        return torch.cat([xy, height], 1)
+        return carry_over_the_top(place, held, CUBE_HALF, self.CARRY_ABOVE, self.CARRY_Z)

@@ -85,6 +85,24 @@ def ee_action(robot: Robot, target_pos: torch.Tensor, target_rot: torch.Tensor |
     return torch.cat(parts, dim=1)
 
 
+def carry_over_the_top(place: torch.Tensor, held: torch.Tensor, half: float, carry_above: float,
+                       carry_z: float = 0.0) -> torch.Tensor:
+    """float32 (N, 3): where to carry a held object's centre `held` (N, 3) on its way to
+    `place` (N, 3) (env frame, m) so that it arrives from above, clear of what stands
+    between: `carry_above` m over the place (its centre at least `carry_z` m off the
+    ground) while it is 2 cm or more from the place in xy, lowered onto the place from 2 cm
+    to 5 mm away. Further than 2 cm away its xy advance grows with the square of how far
+    it has risen, from its bottom 2 cm off the ground (`half`: its half height, m) to
+    1 cm below the carry height, so it lifts before it travels. The target is exactly
+    `place` within 5 mm, so "within d of the place" tests keep their meaning there."""
+    carry = torch.clamp(place[:, 2:3] + carry_above, min=carry_z)
+    off = (place - held)[:, :2].norm(dim=1, keepdim=True)
+    height = place[:, 2:3] + (carry - place[:, 2:3]) * ((off - 0.005) / 0.015).clamp(0.0, 1.0)
+    risen = ((held[:, 2:3] - half - 0.02) / (carry - half - 0.03)).clamp(0.0, 1.0) ** 2
+    xy = torch.where(off > 0.02, held[:, :2] + risen * (place[:, :2] - held[:, :2]), place[:, :2])
+    return torch.cat([xy, height], 1)
+
+
 class PhasePolicy:
     """Base of phase-machine policies (protocol: the module docstring).
 

@@ -15,7 +15,7 @@ from robosim.cli import main as robosim_main
 from robosim.demos import generate_demos
 from robosim.record.evaluate import evaluate
 from robosim.record.policies import random as random_policy
-from robosim.rollout.checkpoint import load_policy
+from robosim.rollout.checkpoint import flatten_space_keys, load_policy
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -55,6 +55,34 @@ def test_bc_refuses_a_negative_obs_noise(demos, capsys):
     with pytest.raises(SystemExit):
         bc.parse_args(["--demos", demos[0], "--obs-noise", "-0.1"])
     assert "--obs-noise must be >= 0, got -0.1" in capsys.readouterr().err
+
+
+def test_bc_ignore_obs_holds_the_named_entry_out_of_the_policy_input(demos, tmp_path):
+    refused = r"--ignore-obs must name entries of PickCube-v1's observation .*'agent/qvell'"
+    with pytest.raises(ValueError, match=refused):
+        bc.main(["--demos", demos[0], "--out", str(tmp_path / "bad"), "--ignore-obs", "agent/qvell", *TINY])
+    assert not os.path.exists(tmp_path / "bad")   # refused before a run starts
+    out = str(tmp_path / "bc_ignore")
+    bc.main(["--demos", demos[0], "--out", out, "--ignore-obs", "agent/qvel", *TINY])
+    layout = robosim.make("PickCube-v1", num_envs=1, obs_mode="state_dict")
+    env = robosim.make("PickCube-v1", num_envs=2)
+    try:
+        names = [name for name, _ in flatten_space_keys(layout.single_observation_space)]
+        widths = [int(torch.tensor(shape).prod()) for _, shape in flatten_space_keys(layout.single_observation_space)]
+        start = {name: sum(widths[:k]) for k, name in enumerate(names)}
+        qpos = slice(start["agent/qpos"], start["agent/qpos"] + widths[names.index("agent/qpos")])
+        qvel = slice(start["agent/qvel"], start["agent/qvel"] + widths[names.index("agent/qvel")])
+        obs, _ = env.reset(seed=0)
+        policy = load_policy(os.path.join(out, "policy.pt"), env)
+        moved = obs.clone()
+        moved[:, qvel] += 1.0
+        assert torch.equal(policy(moved), policy(obs))
+        moved = obs.clone()
+        moved[:, qpos] += 0.1
+        assert not torch.equal(policy(moved), policy(obs))
+    finally:
+        env.close()
+        layout.close()
 
 
 def test_diffusion_policy_checkpoint_runs_in_robosim_eval(demos, tmp_path, monkeypatch):
