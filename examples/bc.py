@@ -69,6 +69,9 @@ def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
     p.add_argument("--eval-seed", type=int, default=10_000, help="first eval episode seed (demos use 0, 1, ...)")
     p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
     p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slower next to PhysX on 2 cores)")
+    p.add_argument("--ignore-obs", action="append", default=[], metavar="KEY",
+                   help="leave the observation entry KEY out of the policy's input (held at its demo mean), "
+                        "named as in the task's state_dict observation, e.g. agent/qvel (repeatable)")
     return p
 
 
@@ -91,9 +94,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--obs-noise", type=float, default=0.0, metavar="SIGMA",
                    help="Gaussian noise of std SIGMA added to each training observation after normalization "
                         "(units of each dimension's std over the demos; 0: none)")
-    p.add_argument("--ignore-obs", action="append", default=[], metavar="KEY",
-                   help="leave the observation entry KEY out of the policy's input (held at its demo mean), "
-                        "named as in the task's state_dict observation, e.g. agent/qvel (repeatable)")
     args = p.parse_args(argv)
     check_positive(p, args)
     if not args.obs_noise >= 0:
@@ -193,15 +193,17 @@ def load_demo_steps(path: str, eval_env: Any, obs_dim: int) -> tuple[torch.Tenso
 
 
 class Normalizer(nn.Module):
-    """x -> (x - mean) / std, std floored at 1e-2 (constant features stay finite)."""
+    """x -> (x - mean) / std * keep, std floored at 1e-2 (constant features stay finite);
+    `keep` (D,) is 1 except at the columns --ignore-obs holds at their mean (0)."""
 
-    def __init__(self, data: torch.Tensor):
+    def __init__(self, data: torch.Tensor, keep: torch.Tensor | None = None):
         super().__init__()
         self.register_buffer("mean", data.mean(0))
         self.register_buffer("std", data.std(0).clamp(min=1e-2))
+        self.register_buffer("keep", torch.ones(data.shape[1]) if keep is None else keep.float())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x - self.mean) / self.std
+        return (x - self.mean) / self.std * self.keep
 
 
 def mlp(n_in: int, n_out: int, hidden: int, layers: int = 3) -> nn.Sequential:
@@ -213,24 +215,19 @@ def mlp(n_in: int, n_out: int, hidden: int, layers: int = 3) -> nn.Sequential:
 
 
 class BCPolicy(nn.Module):
-    """flat obs (N, D) -> action (N, A), clipped to the action box (what policy.pt holds).
-    `keep` (D,) multiplies the normalized input: 0 holds a column at its demo mean."""
+    """flat obs (N, D) -> action (N, A), clipped to the action box (what policy.pt holds);
+    `keep` (D,): Normalizer's."""
 
     def __init__(self, obs: torch.Tensor, act_dim: int, hidden: int, low: torch.Tensor, high: torch.Tensor,
                  keep: torch.Tensor | None = None):
         super().__init__()
-        self.norm = Normalizer(obs)
+        self.norm = Normalizer(obs, keep)
         self.net = mlp(obs.shape[1], act_dim, hidden)
-        self.register_buffer("keep", torch.ones(obs.shape[1]) if keep is None else keep.float())
         self.register_buffer("low", low.float())
         self.register_buffer("high", high.float())
 
-    def inputs(self, flat_obs: torch.Tensor) -> torch.Tensor:
-        """The network's input: normalized observations, ignored columns at 0."""
-        return self.norm(flat_obs) * self.keep
-
     def forward(self, flat_obs: torch.Tensor) -> torch.Tensor:
-        return torch.maximum(torch.minimum(self.net(self.inputs(flat_obs)), self.high), self.low)
+        return torch.maximum(torch.minimum(self.net(self.norm(flat_obs)), self.high), self.low)
 
 
 def make_eval_env(demos: Demos, num_envs: int):
@@ -245,8 +242,11 @@ def run_eval(env, policy, episodes: int, seed: int) -> tuple[float, float]:
     return result.success_rate, sum(result.returns) / result.episodes
 
 
-def start_run(args: argparse.Namespace, script: str, title: str, argv) -> tuple[Demos, Any, RunLog, float]:
-    """Threads and seed, the demos re-simulated, an eval env and the RunLog of a learner."""
+def start_run(args: argparse.Namespace, script: str, title: str,
+              argv) -> tuple[Demos, Any, RunLog, float, torch.Tensor | None]:
+    """Threads and seed, the --ignore-obs mask (input_mask; checked before anything is
+    written), the demos re-simulated, an eval env and the RunLog of a learner."""
+    keep = input_mask(args.demos, args.ignore_obs)
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
@@ -261,7 +261,7 @@ def start_run(args: argparse.Namespace, script: str, title: str, argv) -> tuple[
     if overlap:
         print(f"warning: {len(overlap)} eval seeds (--eval-seed {args.eval_seed}) are seeds of the demos: the eval "
               f"success is not held-out", file=sys.stderr)
-    return demos, eval_env, log, start
+    return demos, eval_env, log, start, keep
 
 
 def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, params,
@@ -300,8 +300,7 @@ def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, params,
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    keep = input_mask(args.demos, args.ignore_obs)
-    demos, eval_env, log, start = start_run(args, "examples/bc.py", "BC", argv)
+    demos, eval_env, log, start, keep = start_run(args, "examples/bc.py", "BC", argv)
     obs = torch.from_numpy(np.concatenate(demos.obs))
     act = torch.from_numpy(np.concatenate(demos.actions))
     box = eval_env.single_flat_action_space   # a multi-robot task's Dict of slots: its flat view
@@ -312,8 +311,8 @@ def main(argv=None) -> dict:
         idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
         x = policy.norm(obs[idx])
         if args.obs_noise > 0:   # nearby states get the demo's label: smoother off the demos' path
-            x = x + args.obs_noise * torch.randn(x.shape, generator=gen)
-        return (policy.net(x * policy.keep) - act[idx]).square().mean()
+            x = (x + args.obs_noise * torch.randn(x.shape, generator=gen)) * policy.norm.keep
+        return (policy.net(x) - act[idx]).square().mean()
 
     def checkpoint(step: int) -> tuple[float, float]:
         save_policy(log.path("policy.pt"), policy, eval_env,

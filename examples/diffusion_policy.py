@@ -81,10 +81,10 @@ class NoiseModel(nn.Module):
 class DiffusionPolicy(nn.Module):
     """Obs normalizer, action scaling and the noise model; sample() runs DDIM."""
 
-    def __init__(self, obs: torch.Tensor, actions: torch.Tensor, cfg: dict):
+    def __init__(self, obs: torch.Tensor, actions: torch.Tensor, cfg: dict, keep: torch.Tensor | None = None):
         super().__init__()
         self.cfg = dict(cfg)
-        self.norm = Normalizer(obs)
+        self.norm = Normalizer(obs, keep)
         self.register_buffer("act_low", actions.min(0).values)
         self.register_buffer("act_high", actions.max(0).values)
         self.register_buffer("alpha_bar", cosine_alphas_cumprod())
@@ -188,17 +188,19 @@ def from_env_var(env) -> ChunkedPolicy:
         raise ValueError(f"{ENV_VAR} {path!r} must have format {FORMAT!r}, got {got!r}")
     check_layout(ckpt["layout"], env, f"{ENV_VAR} {path!r}")
     model = DiffusionPolicy(torch.zeros(2, ckpt["obs_dim"]), torch.zeros(2, ckpt["action_dim"]), ckpt["config"])
-    model.load_state_dict(ckpt["state_dict"])
+    state = ckpt["state_dict"]
+    state.setdefault("norm.keep", torch.ones(ckpt["obs_dim"]))   # saved before --ignore-obs: every column
+    model.load_state_dict(state)
     return ChunkedPolicy(env, model.eval())
 
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    demos, eval_env, log, start = start_run(args, "examples/diffusion_policy.py", "Diffusion Policy", argv)
+    demos, eval_env, log, start, keep = start_run(args, "examples/diffusion_policy.py", "Diffusion Policy", argv)
     obs_w, act_w = windows(demos.obs, demos.actions, args.obs_horizon, args.pred_horizon)
     cfg = {k: getattr(args, k) for k in ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps", "hidden")}
     model = DiffusionPolicy(torch.from_numpy(np.concatenate(demos.obs)),
-                            torch.from_numpy(np.concatenate(demos.actions)), cfg)
+                            torch.from_numpy(np.concatenate(demos.actions)), cfg, keep)
 
     def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs_w), (args.batch_size,), generator=gen)
@@ -206,7 +208,8 @@ def main(argv=None) -> dict:
 
     def checkpoint(step: int) -> tuple[float, float]:
         save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step,
-                                                            "demo_seeds": demos.seeds})
+                                                            "demo_seeds": demos.seeds,
+                                                            "ignored_obs": args.ignore_obs})
         model.eval()
         result = run_eval(eval_env, ChunkedPolicy(eval_env, model, args.seed), args.eval_episodes, args.eval_seed)
         model.train()

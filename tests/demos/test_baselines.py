@@ -57,6 +57,25 @@ def test_bc_refuses_a_negative_obs_noise(demos, capsys):
     assert "--obs-noise must be >= 0, got -0.1" in capsys.readouterr().err
 
 
+def _pick_cube_columns(*names: str) -> list[slice]:
+    """The flat state-observation columns of PickCube-v1's state_dict entries `names`."""
+    env = robosim.make("PickCube-v1", num_envs=1, obs_mode="state_dict")
+    try:
+        layout = flatten_space_keys(env.single_observation_space)
+    finally:
+        env.close()
+    widths = [int(torch.tensor(shape).prod()) for _, shape in layout]
+    start = {name: sum(widths[:k]) for k, (name, _) in enumerate(layout)}
+    width = dict(zip(start, widths))
+    return [slice(start[n], start[n] + width[n]) for n in names]
+
+
+def _moved(obs: torch.Tensor, columns: slice, by: float) -> torch.Tensor:
+    moved = obs.clone()
+    moved[:, columns] += by
+    return moved
+
+
 def test_bc_ignore_obs_holds_the_named_entry_out_of_the_policy_input(demos, tmp_path):
     refused = r"--ignore-obs must name entries of PickCube-v1's observation .*'agent/qvell'"
     with pytest.raises(ValueError, match=refused):
@@ -64,25 +83,30 @@ def test_bc_ignore_obs_holds_the_named_entry_out_of_the_policy_input(demos, tmp_
     assert not os.path.exists(tmp_path / "bad")   # refused before a run starts
     out = str(tmp_path / "bc_ignore")
     bc.main(["--demos", demos[0], "--out", out, "--ignore-obs", "agent/qvel", *TINY])
-    layout = robosim.make("PickCube-v1", num_envs=1, obs_mode="state_dict")
+    qpos, qvel = _pick_cube_columns("agent/qpos", "agent/qvel")
     env = robosim.make("PickCube-v1", num_envs=2)
     try:
-        names = [name for name, _ in flatten_space_keys(layout.single_observation_space)]
-        widths = [int(torch.tensor(shape).prod()) for _, shape in flatten_space_keys(layout.single_observation_space)]
-        start = {name: sum(widths[:k]) for k, name in enumerate(names)}
-        qpos = slice(start["agent/qpos"], start["agent/qpos"] + widths[names.index("agent/qpos")])
-        qvel = slice(start["agent/qvel"], start["agent/qvel"] + widths[names.index("agent/qvel")])
         obs, _ = env.reset(seed=0)
         policy = load_policy(os.path.join(out, "policy.pt"), env)
-        moved = obs.clone()
-        moved[:, qvel] += 1.0
-        assert torch.equal(policy(moved), policy(obs))
-        moved = obs.clone()
-        moved[:, qpos] += 0.1
-        assert not torch.equal(policy(moved), policy(obs))
+        assert torch.equal(policy(_moved(obs, qvel, 1.0)), policy(obs))
+        assert not torch.equal(policy(_moved(obs, qpos, 0.1)), policy(obs))
     finally:
         env.close()
-        layout.close()
+
+
+def test_diffusion_policy_ignore_obs(demos, tmp_path, monkeypatch):
+    out = str(tmp_path / "dp_ignore")
+    diffusion_policy.main(["--demos", demos[0], "--out", out, "--hidden", "64", "--ignore-obs", "agent/qvel", *TINY])
+    monkeypatch.setenv("ROBOSIM_POLICY", os.path.join(out, "policy.pt"))
+    qpos, qvel = _pick_cube_columns("agent/qpos", "agent/qvel")
+    env = robosim.make("PickCube-v1", num_envs=2)
+    try:
+        obs, _ = env.reset(seed=0)
+        first = diffusion_policy.from_env_var(env)(obs)   # each load samples with the same seeded noise
+        assert torch.equal(diffusion_policy.from_env_var(env)(_moved(obs, qvel, 1.0)), first)
+        assert not torch.equal(diffusion_policy.from_env_var(env)(_moved(obs, qpos, 0.1)), first)
+    finally:
+        env.close()
 
 
 def test_diffusion_policy_checkpoint_runs_in_robosim_eval(demos, tmp_path, monkeypatch):
