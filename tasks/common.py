@@ -61,8 +61,7 @@ def yaw_to_tcp(obj_pose: torch.Tensor, tcp_pose: torch.Tensor, folds: int = 4) -
     grasps turn the wrist the shorter way to the object's nearest face pair, a sawtooth
     of the raw quaternions; in these two numbers it is smooth except at the fold itself,
     so a learner can read the turn. Both yaws in one batch of ops: it runs every step."""
-    w, x, y, z = torch.stack([obj_pose[:, 3:], tcp_pose[:, 3:]], 1).unbind(-1)   # (N, 2) each
-    yaw = torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    yaw = rotations.quat_yaw(torch.stack([obj_pose[:, 3:], tcp_pose[:, 3:]], 1))   # (N, 2)
     turn = folds * (yaw[:, 0] - yaw[:, 1])
     return torch.stack([turn.sin(), turn.cos()], 1)
 
