@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import h5py
@@ -89,25 +90,50 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, capsys, argv,
     assert os.listdir(tmp_path) == []
 
 
+# The child is `robosim.cli.main` with TrajectoryWriter.add_episode patched to pause once
+# PAUSE_AFTER episodes are on disk (it writes `paused`, then sleeps in Python, where the
+# signal's handler runs). The test signals it only then, so neither a fast machine (the run
+# could end first) nor a loaded one changes what is tested.
+PAUSE_AFTER = 2
+PAUSING_GENERATE = textwrap.dedent("""
+    import os, sys, time
+    from robosim.record.trajectory import TrajectoryWriter
+
+    add_episode = TrajectoryWriter.add_episode
+
+    def add_episode_then_pause(self, episode):
+        add_episode(self, episode)
+        if self.episodes_written == int(os.environ["PAUSE_AFTER"]):
+            open(os.environ["PAUSED_FILE"], "w").close()
+            while True:
+                time.sleep(0.01)
+
+    TrajectoryWriter.add_episode = add_episode_then_pause
+    from robosim.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
 def test_interrupted_generation_leaves_no_final_file_and_recovers(tmp_path):
     out = tmp_path / "many.h5"
-    proc = subprocess.Popen([sys.executable, "-m", "robosim.cli", "demos", "generate", "PickCube-v1", "-n", "400",
-                             "--num-envs", "2", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    paused = tmp_path.parent / f"{tmp_path.name}.paused"   # outside tmp_path: recover sees only the run's files
+    env = dict(os.environ, PAUSE_AFTER=str(PAUSE_AFTER), PAUSED_FILE=str(paused))
+    proc = subprocess.Popen([sys.executable, "-c", PAUSING_GENERATE, "demos", "generate", "PickCube-v1", "-n", "400",
+                             "--num-envs", "2", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
     try:
-        parts = []
-        while len(parts) < 2 and proc.poll() is None:   # wait for 2 finished episodes on disk
-            time.sleep(0.2)
-            parts = [os.path.join(tmp_path, d, n) for d in os.listdir(tmp_path) if d.endswith(".parts")
-                     for n in os.listdir(tmp_path / d) if n.startswith("episode_")]
+        while not paused.exists():
+            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
+            time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=600)
     finally:
         proc.kill()
     assert proc.returncode == 130, err.decode()[-500:]
     assert not out.exists()
     kept = sorted(n for d in os.listdir(tmp_path) if d.endswith(".parts")
                   for n in os.listdir(tmp_path / d) if n.startswith("episode_"))
-    assert len(kept) >= 2
+    assert len(kept) == PAUSE_AFTER
     report = recover(str(tmp_path))
     assert [(dst, n) for _, dst, n in report.recovered] == [(str(out), len(kept))]
     traj = TrajectoryFile(str(out), task_id="PickCube-v1")
