@@ -3,9 +3,12 @@
 from 10 scripted Reach-v1 demos it reaches LEVEL evaluation success within a fixed number
 of env steps. Evaluation is robosim.record.evaluate on 32 seeded episodes from seed
 10,000 (the demos used seeds 0-9: held out), from the task's own initial states. Seed 0
-and one torch thread make the run the same on every machine, so the test asserts env
-steps, never wall time. It calls rlpd.train in this process; train seeds its own RNG
-and restores the caller's thread count and global RNG state."""
+and one torch thread make the run repeat exactly on one machine; another CPU model
+can take other float paths in its math libraries and so another learning curve, which is why LEVEL
+and the bound leave a margin (docs/learning.md gives the curves measured on two
+machines). The test asserts env steps, never wall time. It calls rlpd.train in this
+process; train seeds its own RNG and restores the caller's thread count and global RNG
+state."""
 from __future__ import annotations
 
 import json
@@ -23,13 +26,14 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import rlpd  # noqa: E402
 
 EVAL_EVERY = 500
-# Measured with these flags (seed 0): the first evaluation at >= LEVEL came at
-# MEASURED_ENV_STEPS env steps, identical over repeated runs. The bound is that count
-# x 1.5 (rounded down to whole evaluation intervals), so a harmless numeric change that
-# moves learning by an evaluation or two passes, while a learner that stops learning fails.
-MEASURED_ENV_STEPS = 2_000
-BOUND_ENV_STEPS = MEASURED_ENV_STEPS * 3 // 2 // EVAL_EVERY * EVAL_EVERY   # 3,000
-LEVEL = 0.8
+# Measured with these flags (seed 0): the first evaluation at >= LEVEL came at 1,000 env
+# steps on one machine and 1,500 on another (their curves differ from 500 env steps on);
+# seeds 1-3 reached it at 2,000, 1,500 and 2,500. The bound is twice the seed-0 figure, so
+# a numeric change that moves learning by an evaluation or two passes, while a learner
+# that stops learning (0.03-0.06 before any update) fails.
+MEASURED_ENV_STEPS = 1_500
+BOUND_ENV_STEPS = MEASURED_ENV_STEPS * 2   # 3,000
+LEVEL = 0.4
 
 
 def test_rlpd_reaches_the_level_on_reach_within_the_step_bound(tmp_path):
