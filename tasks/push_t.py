@@ -21,7 +21,12 @@ and exactly 0 on the success step, so hovering never pays more than succeeding (
 episode ends on success). Sparse: -1 per step, 0 on success.
 
 Task obs (env frame): tee_pose (N, 7), goal_pose (N, 7) [goal centre at the block's
-height, goal yaw], tcp_to_tee_pos (N, 3).
+height, goal yaw], tcp_to_tee_pos (N, 3), and the push lane (`PushTTask.push_lane`, a
+function of the block's pose and the goal): push_direction (N, 2) unit, tcp_to_lane_start
+(N, 2) m, tcp_in_lane (N, 3) m [lateral, along, ahead: `lane_coordinates`],
+jaws_yaw_to_push (N, 2) (sin, cos) of twice the yaw from the tcp's x axis to the push
+direction. The lane terms let a learner read where the scripted pusher leaves a lane
+(thresholds on the tcp's lane coordinates) without deriving them.
 
 Scripted solution: a pusher with the gripper closed that decides from the current
 state alone (no plan kept between steps, so an imitator sees one label per state): from
@@ -57,6 +62,10 @@ POSITION_THRESHOLD = 0.025
 YAW_THRESHOLD = 0.15
 END_OFFSET = 0.8 * BAR_HALF[0]                  # scripted turning push: this far along the bar (m)
 FINGER_HALF = 0.01                              # scripted pusher: half thickness of the closed jaws (m)
+LANE_MARGIN = 0.03                              # the lane starts this far behind the contact (m)
+SIDE_GAIN = 0.12                                # m of sideways lane offset per rad of yaw error
+MAX_SIDE = 0.04                                 # m
+TURN_RADIUS = 0.015                             # turning pushes within this of the goal (m)
 
 
 def tee_shapes(color, collision: bool = True, half_thickness: float = HALF_THICKNESS, z: float = 0.0) -> list:
@@ -138,59 +147,38 @@ class PushTTask(Task):
 
     def task_observations(self, info):
         pose = self.tee.pose()
-        tcp = self.robot.tcp_pose()[:, :3]
+        tcp_pose = self.robot.tcp_pose()
+        tcp = tcp_pose[:, :3]
         goal_pose = torch.cat([self.goal[:, :2], self.goal.new_full((self.num_envs, 1), HALF_THICKNESS),
                                yaw_quat(self.goal[:, 2])], dim=1)
-        return {"tee_pose": pose, "goal_pose": goal_pose, "tcp_to_tee_pos": pose[:, :3] - tcp}
+        start, d, contact = self.push_lane()
+        tcp_yaw = quat_yaw(tcp_pose[:, 3:])
+        jaws_turn = 2 * (torch.atan2(d[:, 1], d[:, 0]) - tcp_yaw)   # the closed jaws look the same each half turn
+        return {"tee_pose": pose, "goal_pose": goal_pose, "tcp_to_tee_pos": pose[:, :3] - tcp,
+                "push_direction": d, "tcp_to_lane_start": start - tcp[:, :2],
+                "tcp_in_lane": torch.stack(lane_coordinates(tcp[:, :2], start, d, contact), dim=1),
+                "jaws_yaw_to_push": torch.stack([jaws_turn.sin(), jaws_turn.cos()], dim=1)}
 
-    def solution_policy(self):
-        return PushTPolicy(self)
-
-
-class PushTPolicy(PhasePolicy):
-    """A pusher that decides from the current state alone (see the module docstring):
-    the same block pose, goal and tcp give the same action, so an imitator sees one label
-    per state. Each step it picks a lane, a start point S behind the block at pushing
-    height and a direction d:
-
-    - translating (the default): d from the block's centre toward the goal's, S behind
-      the block's farthest point along -d, shifted sideways by the yaw error;
-    - turning (centre within `turn_radius` of the goal, yaw error > half the threshold):
-      push one end of the bar across it (the end whose start is nearer the robot).
-
-    Then: low (tcp below `push_z` + 1 cm) and in the lane (within 2 * `lane` m of the
-    line through S along d, at most `lane` m behind S and at most `lane` m past the
-    contact) -> push (a carrot `carrot` m ahead along d, steering back to the lane);
-    else above S (within `lane` m) -> down to S; else below `travel_z` - 2 cm ->
-    straight up to `travel_z`; else -> over S. `phase` reports which: 0 over S, 1 down,
-    2 push, 3 up (diagnostic only; nothing reads it back)."""
-
-    travel_z = 0.1         # m, tcp height between pushes
-    push_z = 0.02          # m, tcp height while pushing
-    margin = 0.03          # m, S this far behind the contact
-    side_gain = 0.12       # m of sideways offset per rad of yaw error
-    max_side = 0.04        # m
-    carrot = 0.015         # m ahead of the tcp while pushing
-    lane = 0.015           # m, lateral tolerance of the lane and of "above S"
-    turn_radius = 0.015    # m, turning pushes within this of the goal
-
-    def _lane(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(S (N, 2) start point, d (N, 2) push direction, contact (N,) the contact's
-        coordinate along d (the tcp stays behind it); m) for every env, from the block's
-        pose and the goal."""
-        task = self.task
-        pose = task.tee.pose()
-        com, goal = pose[:, :2], task.goal[:, :2]
+    def push_lane(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The scripted pusher's lane, from the block's pose and the goal alone: (S (N, 2)
+        its start point, d (N, 2) the unit push direction, contact (N,) the contact's
+        coordinate along d, which the tcp stays behind); env frame, m. Translating (the
+        default): d from the block's centre toward the goal's, S behind the block's
+        farthest point along -d, shifted sideways by the yaw error; turning (centre within
+        TURN_RADIUS of the goal, yaw error > half the threshold): push one end of the bar
+        across it (the end whose start is nearer the robot)."""
+        pose = self.tee.pose()
+        com, goal = pose[:, :2], self.goal[:, :2]
         yaw = quat_yaw(pose[:, 3:])
-        yaw_err = wrap_angle(task.goal[:, 2] - yaw)
+        yaw_err = wrap_angle(self.goal[:, 2] - yaw)
         err = goal - com
         dist = err.norm(dim=1, keepdim=True)
         d = err / dist.clamp(min=1e-6)
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
         # pushing on the +normal side along d turns the block clockwise (torque = r x F)
-        side = torch.clamp(-self.side_gain * yaw_err, -self.max_side, self.max_side)
+        side = torch.clamp(-SIDE_GAIN * yaw_err, -MAX_SIDE, MAX_SIDE)
         reach = support(yaw, -d)
-        behind = com - d * (reach + FINGER_HALF + self.margin).unsqueeze(1) + normal * side.unsqueeze(1)
+        behind = com - d * (reach + FINGER_HALF + LANE_MARGIN).unsqueeze(1) + normal * side.unsqueeze(1)
         contact = (com * d).sum(dim=1)            # translating: the tcp stays behind the centre
         # turning push at the bar's end e (+-1 along body x) along s * body y, s = e * sign:
         # torque = (e END bx) x (s by) = sign; the pusher meets the bar's bottom (s > 0) or
@@ -203,25 +191,43 @@ class PushTPolicy(PhasePolicy):
             s_dir = e * sign
             edge = torch.where(s_dir > 0, -COM_Y - BAR_HALF[1], -COM_Y + BAR_HALF[1])
             touch = com + bx * e * END_OFFSET + by * edge
-            options.append((touch - s_dir * by * (FINGER_HALF + self.margin), s_dir * by, touch))
+            options.append((touch - s_dir * by * (FINGER_HALF + LANE_MARGIN), s_dir * by, touch))
         first = options[0][0][:, :1] <= options[1][0][:, :1]      # the start nearer the robot
         turn_start, turn_dir, touch = (torch.where(first, a, b) for a, b in zip(options[0], options[1]))
-        turn = (dist < self.turn_radius) & (yaw_err.abs() > YAW_THRESHOLD * 0.5).unsqueeze(1)
+        turn = (dist < TURN_RADIUS) & (yaw_err.abs() > YAW_THRESHOLD * 0.5).unsqueeze(1)
         start = torch.where(turn, turn_start, behind)
         d = torch.where(turn, turn_dir, d)
         contact = torch.where(turn.squeeze(1), (touch * turn_dir).sum(dim=1) - FINGER_HALF, contact)
         return start, d, contact
 
+    def solution_policy(self):
+        return PushTPolicy(self)
+
+
+class PushTPolicy(PhasePolicy):
+    """A pusher that decides from the current state alone (see the module docstring):
+    the same block pose, goal and tcp give the same action, so an imitator sees one label
+    per state. Each step it takes the task's lane (PushTTask.push_lane: a start point S
+    behind the block at pushing height and a direction d). Then: low (tcp below
+    `push_z` + 1 cm) and in the lane (within 2 * `lane` m of the line through S along d,
+    at most `lane` m behind S and at most `lane` m past the contact) -> push (a carrot
+    `carrot` m ahead along d, steering back to the lane); else above S (within `lane` m)
+    -> down to S; else below `travel_z` - 2 cm -> straight up to `travel_z`; else -> over
+    S. `phase` reports which: 0 over S, 1 down, 2 push, 3 up (diagnostic only; nothing reads it back)."""
+
+    travel_z = 0.1         # m, tcp height between pushes
+    push_z = 0.02          # m, tcp height while pushing
+    carrot = 0.015         # m ahead of the tcp while pushing
+    lane = 0.015           # m, lateral tolerance of the lane and of "above S"
+
     def act(self):
         tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
-        start, d, contact = self._lane()
+        start, d, contact = self.task.push_lane()
         normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
-        lateral = ((tcp[:, :2] - start) * normal).sum(dim=1)      # the tcp's offset from the lane
-        along = ((tcp[:, :2] - start) * d).sum(dim=1)
+        lateral, along, ahead = lane_coordinates(tcp[:, :2], start, d, contact)
         low = tcp[:, 2] < self.push_z + 0.01
         # pushing, the lane is twice as wide: it moves with the block and the yaw error
-        ahead = (tcp[:, :2] * d).sum(dim=1) - contact
         in_lane = (lateral.abs() < 2 * self.lane) & (along > -self.lane) & (ahead < self.lane)
         over_start = (tcp[:, :2] - start).norm(dim=1) < self.lane
         pushing = low & in_lane
@@ -241,6 +247,16 @@ class PushTPolicy(PhasePolicy):
         yaw = tcp_yaw + wrap_angle(torch.atan2(d[:, 1], d[:, 0]).double() - tcp_yaw, math.pi)
         rotation = grasp_rotation(yaw, symmetry=2 * math.pi)
         return ee_action(self.robot, target, rotation, -tcp.new_ones(len(tcp))), phase
+
+
+def lane_coordinates(tcp_xy: torch.Tensor, start: torch.Tensor, d: torch.Tensor,
+                     contact: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The tcp's place in a push lane (PushTTask.push_lane), each (N,) m: lateral (its
+    offset from the line through the start S along d, + on d's left), along (how far past
+    S along d) and ahead (how far past the contact along d)."""
+    offset = tcp_xy - start
+    normal = torch.stack([-d[:, 1], d[:, 0]], dim=1)
+    return (offset * normal).sum(dim=1), (offset * d).sum(dim=1), (tcp_xy * d).sum(dim=1) - contact
 
 
 def support(yaw: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:

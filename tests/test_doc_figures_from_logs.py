@@ -81,3 +81,29 @@ def test_imitation_tables_per_seed_cells_match_the_logs():
                     (match["stem"], seed, shown, logged)
             checked += 1
     assert checked >= 5   # StackCube's four rows and PickCube's --ignore-obs row
+
+
+ONE_RUN = re.compile(r"^\|(?P<cells>.*)\| `examples/results/imitation/(?P<run>\w+_s\d)` \|$")
+
+
+def test_imitation_tables_one_run_per_row_match_the_logs():
+    """Rows of docs/imitation.md that name one run's log directory and give its eval
+    success at each evaluation ("0.69, 0.80, **0.89**", from step 0 or after it): the
+    cell equals the log (the PushT lane table among them)."""
+    checked = []
+    with open(os.path.join(ROOT, "docs", "imitation.md")) as f:
+        for line in f:
+            match = ONE_RUN.match(line.strip())
+            if not match:
+                continue
+            cells = [c.strip() for c in match["cells"].split("|")]
+            series = [c for c in cells if re.fullmatch(r"[0-9.]+(, \**[0-9.]+\**)+", c)]
+            if len(series) != 1:
+                continue
+            shown = [float(v.strip("* ")) for v in series[0].split(",")]
+            logged = [r["eval_success"] for r in _evals(f"imitation/{match['run']}")]
+            logged = logged if len(shown) == len(logged) else logged[1:]   # some tables show step 0 too
+            assert len(shown) == len(logged) and all(abs(a - b) <= 0.005 + 1e-9 for a, b in zip(shown, logged)), \
+                (match["run"], shown, logged)
+            checked.append(match["run"])
+    assert {"pusht_bc_lane_s0", "pusht_bc_lane_s1", "pusht_bc_lane_s2"} <= set(checked), checked
