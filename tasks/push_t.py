@@ -38,6 +38,7 @@ the bar across it instead.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -262,10 +263,16 @@ def lane_coordinates(tcp_xy: torch.Tensor, start: torch.Tensor, d: torch.Tensor,
 def support(yaw: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
     """(N,) how far the T of yaw (N,) rad reaches from its centre along direction (N, 2)
     (unit, env frame), m: the largest projection of its eight corners."""
-    corners = torch.tensor([(sx * BAR_HALF[0], -COM_Y + sy * BAR_HALF[1]) for sx in (-1, 1) for sy in (-1, 1)]
-                           + [(sx * STEM_HALF[0], BAR_HALF[1] + STEM_HALF[1] - COM_Y + sy * STEM_HALF[1])
-                              for sx in (-1, 1) for sy in (-1, 1)], dtype=direction.dtype, device=direction.device)
+    corners = _corners(direction.dtype, direction.device)
     c, s = yaw.cos().unsqueeze(1), yaw.sin().unsqueeze(1)
     local_x = direction[:, :1] * c + direction[:, 1:] * s        # the direction in the body frame
     local_y = -direction[:, :1] * s + direction[:, 1:] * c
     return (corners[:, 0] * local_x + corners[:, 1] * local_y).amax(dim=1)
+
+
+@functools.lru_cache(maxsize=8)
+def _corners(dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """(8, 2) the T's corners in its centre-of-mass frame (m): the bar's four, then the stem's."""
+    return torch.tensor([(sx * BAR_HALF[0], -COM_Y + sy * BAR_HALF[1]) for sx in (-1, 1) for sy in (-1, 1)]
+                        + [(sx * STEM_HALF[0], BAR_HALF[1] + STEM_HALF[1] - COM_Y + sy * STEM_HALF[1])
+                           for sx in (-1, 1) for sy in (-1, 1)], dtype=dtype, device=device)
