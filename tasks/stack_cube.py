@@ -107,10 +107,14 @@ class StackCubePolicy(PickAndPlacePolicy):
     release = True
     CARRY_ABOVE = 0.03   # m
 
-    def cube(self):
-        return self.task.cube_a
+    def act(self):
+        self._a = self.task.cube_a.pose()   # read once per step: object_pose() and place_target() use it
+        return super().act()
+
+    def object_pose(self):
+        return self._a
 
     def place_target(self):
         pos_b = self.task.cube_b.pose()[:, :3]
         place = pos_b + pos_b.new_tensor([0.0, 0.0, 2 * CUBE_HALF + 0.002])
-        return carry_over_the_top(place, self.task.cube_a.pose()[:, :3], CUBE_HALF, self.CARRY_ABOVE)
+        return carry_over_the_top(place, self._a[:, :3], CUBE_HALF, self.CARRY_ABOVE)
