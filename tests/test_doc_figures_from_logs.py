@@ -59,31 +59,44 @@ def test_the_docs_state_those_figures():
 
 
 ROW = re.compile(r"^\|(?P<cells>.*)\| `examples/results/imitation/(?P<stem>\w+)_s0`, `_s1`, `_s2` \|$")
+ONE_RUN = re.compile(r"^\|(?P<cells>.*)\| `examples/results/imitation/(?P<run>\w+_s\d)` \|$")
+SERIES = re.compile(r"[0-9.]+(, \**[0-9.]+\**)+")   # "0.69, 0.80, **0.89**"
+
+
+def _series_rows(pattern: re.Pattern):
+    """(match, the row's eval-success series cells) for each docs/imitation.md table row
+    matching `pattern`."""
+    with open(os.path.join(ROOT, "docs", "imitation.md")) as f:
+        for line in f:
+            match = pattern.match(line.strip())
+            if match:
+                cells = [c.strip() for c in match["cells"].split("|")]
+                yield match, [c for c in cells if SERIES.fullmatch(c)]
+
+
+def _assert_cell_equals_log(cell: str, run: str, may_show_step0: bool = False) -> None:
+    """The series `cell` equals the eval success of `run`'s log at each evaluation after
+    step 0 (or from step 0, where `may_show_step0` and the lengths say so), to the cell's
+    rounding."""
+    shown = [float(v.strip("* ")) for v in cell.split(",")]
+    logged = [r["eval_success"] for r in _evals(f"imitation/{run}")]
+    if not (may_show_step0 and len(shown) == len(logged)):
+        logged = logged[1:]
+    assert len(shown) == len(logged) and all(abs(a - b) <= 0.005 + 1e-9 for a, b in zip(shown, logged)), \
+        (run, shown, logged)
 
 
 def test_imitation_tables_per_seed_cells_match_the_logs():
     """Rows of docs/imitation.md with one cell per seed ("0.91, **0.915**": the eval
     success at each evaluation after step 0) and the three runs' log directories."""
     checked = 0
-    with open(os.path.join(ROOT, "docs", "imitation.md")) as f:
-        for line in f:
-            match = ROW.match(line.strip())
-            if not match:
-                continue
-            cells = [c.strip() for c in match["cells"].split("|")]
-            seeds = [c for c in cells if re.fullmatch(r"[0-9.]+(, \**[0-9.]+\**)+", c)]
-            if len(seeds) != 3:
-                continue
-            for seed, cell in enumerate(seeds):
-                shown = [float(v.strip("* ")) for v in cell.split(",")]
-                logged = [r["eval_success"] for r in _evals(f"imitation/{match['stem']}_s{seed}")][1:]
-                assert len(shown) == len(logged) and all(abs(a - b) <= 0.005 + 1e-9 for a, b in zip(shown, logged)), \
-                    (match["stem"], seed, shown, logged)
-            checked += 1
+    for match, seeds in _series_rows(ROW):
+        if len(seeds) != 3:
+            continue
+        for seed, cell in enumerate(seeds):
+            _assert_cell_equals_log(cell, f"{match['stem']}_s{seed}")
+        checked += 1
     assert checked >= 5   # StackCube's four rows and PickCube's --ignore-obs row
-
-
-ONE_RUN = re.compile(r"^\|(?P<cells>.*)\| `examples/results/imitation/(?P<run>\w+_s\d)` \|$")
 
 
 def test_imitation_tables_one_run_per_row_match_the_logs():
@@ -91,19 +104,8 @@ def test_imitation_tables_one_run_per_row_match_the_logs():
     success at each evaluation ("0.69, 0.80, **0.89**", from step 0 or after it): the
     cell equals the log (the PushT lane table among them)."""
     checked = []
-    with open(os.path.join(ROOT, "docs", "imitation.md")) as f:
-        for line in f:
-            match = ONE_RUN.match(line.strip())
-            if not match:
-                continue
-            cells = [c.strip() for c in match["cells"].split("|")]
-            series = [c for c in cells if re.fullmatch(r"[0-9.]+(, \**[0-9.]+\**)+", c)]
-            if len(series) != 1:
-                continue
-            shown = [float(v.strip("* ")) for v in series[0].split(",")]
-            logged = [r["eval_success"] for r in _evals(f"imitation/{match['run']}")]
-            logged = logged if len(shown) == len(logged) else logged[1:]   # some tables show step 0 too
-            assert len(shown) == len(logged) and all(abs(a - b) <= 0.005 + 1e-9 for a, b in zip(shown, logged)), \
-                (match["run"], shown, logged)
+    for match, series in _series_rows(ONE_RUN):
+        if len(series) == 1:
+            _assert_cell_equals_log(series[0], match["run"], may_show_step0=True)
             checked.append(match["run"])
     assert {"pusht_bc_lane_s0", "pusht_bc_lane_s1", "pusht_bc_lane_s2"} <= set(checked), checked
