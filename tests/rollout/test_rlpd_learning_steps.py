@@ -3,12 +3,11 @@
 from 10 scripted Reach-v1 demos it reaches LEVEL evaluation success within a fixed number
 of env steps. Evaluation is robosim.record.evaluate on 32 seeded episodes from seed
 10,000 (the demos used seeds 0-9: held out), from the task's own initial states. Seed 0
-and one torch thread make the run repeat exactly on one machine; another CPU model
-can take other float paths in its math libraries and so another learning curve, which is why LEVEL
-and the bound leave a margin (docs/learning.md gives the curves measured on two
-machines). The test asserts env steps, never wall time. It calls rlpd.train in this
-process; train seeds its own RNG and restores the caller's thread count and global RNG
-state."""
+and one torch thread fix the run's randomness (repeated runs on one machine were
+identical), but another machine gave another learning curve, which is why LEVEL and
+the bound leave a margin (docs/learning.md gives the curves measured on two machines).
+The test asserts env steps, never wall time. It calls rlpd.train in this process; train
+seeds its own RNG and restores the caller's thread count and global RNG state."""
 from __future__ import annotations
 
 import json
