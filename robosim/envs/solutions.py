@@ -137,6 +137,12 @@ class PhasePolicy:
         self.phase = next_phase
         return action
 
+    def open_jaw_gap(self) -> float:
+        """The jaw gap (m) of self.robot with every gripper joint at its spec's `open` position."""
+        qpos = self.robot.qpos[:1].clone()
+        qpos[:, self.robot.arm_start + self.robot.arm_dof:] = self.robot.spec.gripper.open
+        return float(self.robot.gripper_width(qpos)[0])
+
     def act(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(action float32 (N, A), next_phase int64 (N,)) from self.phase and self.timer."""
         raise NotImplementedError(f"{type(self).__name__} must implement act() -> (action, next_phase)")
@@ -171,6 +177,10 @@ class PickAndPlacePolicy(PhasePolicy):
     released_within = 0.015   # m: an unheld object this close to the target counts as placed
     symmetry = math.pi / 2   # rad: the object looks the same after this turn about z
 
+    def __init__(self, task: Task):
+        super().__init__(task)
+        self._open_gap = self.open_jaw_gap()   # m
+
     def cube(self) -> ActorView:
         raise NotImplementedError(f"{type(self).__name__} must implement cube() -> the ActorView to pick")
 
@@ -181,16 +191,8 @@ class PickAndPlacePolicy(PhasePolicy):
         """float32 (N, 7): the pose (env frame; m, quaternion wxyz) of each env's object to pick."""
         return self.cube().pose()
 
-    def _open_width(self) -> float:
-        """The jaw gap (m) with every gripper joint at its spec's `open` position."""
-        qpos = self.robot.qpos[:1].clone()
-        qpos[:, self.robot.arm_start + self.robot.arm_dof:] = self.robot.spec.gripper.open
-        return float(self.robot.gripper_width(qpos)[0])
-
     def act(self) -> tuple[torch.Tensor, torch.Tensor]:
         robot = self.robot
-        if not hasattr(self, "_open_gap"):
-            self._open_gap = self._open_width()
         place = self.place_target()
         cube_pose = self.object_pose()
         cube_pos = cube_pose[:, :3]
