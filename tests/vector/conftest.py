@@ -1,5 +1,6 @@
 """Fixtures for the vector tests: the chasing example loaded as a module, a small
-rendering PushCube env."""
+rendering PushCube env, and Stable-Baselines3's log folder inside pytest's temporary
+directory (SB3 otherwise makes an empty /tmp/SB3-<time> folder on every learn())."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,6 +11,12 @@ import pytest
 import robosim
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "chasing_vec_env.py")
+
+
+@pytest.fixture(autouse=True)
+def sb3_log_folder(tmp_path, monkeypatch):
+    """SB3_LOGDIR, read by stable_baselines3.common.logger.configure, set to the test's tmp_path."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
 
 
 @pytest.fixture(scope="session")
