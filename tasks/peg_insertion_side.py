@@ -139,6 +139,7 @@ class PegInsertionSideTask(Task):
             "fail": torch.zeros(self.num_envs, dtype=torch.bool, device=self.device),
             "is_peg_grasped": grasped,
             "peg_head_pos_at_hole": head_h,
+            "peg_centre_pos_at_hole": centre_h,
             "peg_head_axis_dist": head_h[:, 1:].norm(dim=1),
             "peg_centre_axis_dist": centre_h[:, 1:].norm(dim=1),
         }
@@ -158,11 +159,11 @@ class PegInsertionSideTask(Task):
         tcp = self.robot.tcp_pose()[:, :3]
         pose = self.peg.pose()
         hole_pos, hole_rot = self.hole_frame()
-        centre, _, grasp = self.peg_points()
+        grasp = self.peg_points()[2]
         axes = hole_rot.transpose(1, 2) @ quat_to_matrix(pose[:, 3:])[:, :, :2]    # peg x, y in the hole frame
         return {
             "peg_head_at_hole": info["peg_head_pos_at_hole"].clone(),
-            "peg_centre_at_hole": self.in_hole(centre),
+            "peg_centre_at_hole": info["peg_centre_pos_at_hole"].clone(),
             "peg_axes_at_hole": axes.transpose(1, 2).flatten(1),
             "tcp_to_grasp_pos": grasp - tcp,
             "is_grasped": info["is_peg_grasped"].float().unsqueeze(1),
