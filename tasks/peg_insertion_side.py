@@ -47,7 +47,7 @@ from robosim.core.rotations import (
     yaw_quat,
 )
 from robosim.envs import Task, register_task
-from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation
+from robosim.envs.solutions import PhasePolicy, ee_action, grasp_rotation, grip_flags
 from robosim.sim import Box, RigidObject
 
 CLEARANCE = 0.003
@@ -232,9 +232,7 @@ class PegInsertionSidePolicy(PhasePolicy):
         # jaws across the peg: gripper yaw = peg yaw folded to [-pi/2, pi/2)
         approach = grasp_rotation(quat_yaw(peg_pose[:, 3:]), symmetry=math.pi)
         to_grasp = (grasp - tcp).norm(dim=1)
-        holding = (gap > 0.002) & (gap < self.open_gap - 0.01) & (to_grasp < 0.02)
-        closing = gap < self.open_gap - 0.005
-        close = ~holding & (gap > 0.002) & ((to_grasp < 0.008) | (closing & (to_grasp < 0.015)))
+        holding, close = grip_flags(gap, self.open_gap, to_grasp, close_within=0.008)
         up = tcp.new_tensor([0.0, 0.0, 1.0])
         above = grasp + 0.1 * up
         turned = rotation_log(matmul3(approach, current.transpose(-1, -2))).norm(dim=1) < 0.1
@@ -268,5 +266,5 @@ class PegInsertionSidePolicy(PhasePolicy):
         target = tcp.clone()
         for j, where in enumerate(steps):
             target[phase == j] = where[phase == j]
-        gripper = torch.where((phase >= 2), -1.0, 1.0)
+        gripper = torch.where(phase >= 2, -1.0, 1.0)
         return ee_action(robot, target, rot, gripper), phase

@@ -85,6 +85,19 @@ def ee_action(robot: Robot, target_pos: torch.Tensor, target_rot: torch.Tensor |
     return torch.cat(parts, dim=1)
 
 
+def grip_flags(gap: torch.Tensor, open_gap: float, to_point: torch.Tensor,
+               close_within: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(holding, close), bool (N,), from the jaw gap (N,) m, the gap fully open (m) and the
+    tcp's distance (N,) m from the point to grasp. holding: the gap between 2 mm and the
+    open gap - 1 cm, the point within 2 cm; close: not holding, the jaws not shut on
+    nothing (gap > 2 mm), the point within `close_within` m (15 mm once the jaws have
+    started closing, gap below the open gap - 5 mm)."""
+    holding = (gap > 0.002) & (gap < open_gap - 0.01) & (to_point < 0.02)
+    closing = gap < open_gap - 0.005
+    close = ~holding & (gap > 0.002) & ((to_point < close_within) | (closing & (to_point < 0.015)))
+    return holding, close
+
+
 def carry_over_the_top(place: torch.Tensor, held: torch.Tensor, half: float, carry_above: float,
                        carry_z: float = 0.0) -> torch.Tensor:
     """float32 (N, 3): where to carry a held object's centre `held` (N, 3) on its way to
@@ -200,9 +213,7 @@ class PickAndPlacePolicy(PhasePolicy):
         tcp = tcp_pose[:, :3]
         gap = robot.gripper_width(robot.qpos)
         to_cube = (cube_pos - tcp).norm(dim=1)
-        holding = (gap > 0.002) & (gap < self._open_gap - 0.01) & (to_cube < 0.02)
-        closing = gap < self._open_gap - 0.005
-        close = ~holding & (gap > 0.002) & ((to_cube < 0.01) | (closing & (to_cube < 0.015)))
+        holding, close = grip_flags(gap, self._open_gap, to_cube, close_within=0.01)
         above = cube_pos + cube_pos.new_tensor([0.0, 0.0, self.lift])
         over = ((above - tcp)[:, :2].norm(dim=1) < 0.015) & (tcp[:, 2] < above[:, 2] + 0.015)
         phase = torch.where(over, 1, 0)
