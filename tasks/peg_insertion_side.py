@@ -205,7 +205,7 @@ class PegInsertionSidePolicy(PhasePolicy):
       (linear between: the move is a continuous function of the state, with no switch a
       learner would have to reproduce exactly), and from behind the standoff at least up
       to it; across the axis the tcp moves GAIN times the peg centre's offset (above 1:
-      the held peg sags under gravity, and a gain of 1 stops short by the sag)."""
+      the held peg sags under gravity; with 1.5 it settled up to 2.3 mm off the axis)."""
 
     STANDOFF = 0.04
     PUSH_STEP = 0.006    # m per control step along the axis, in or out
