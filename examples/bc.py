@@ -69,6 +69,9 @@ def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
     p.add_argument("--eval-seed", type=int, default=10_000, help="first eval episode seed (demos use 0, 1, ...)")
     p.add_argument("--stop-success", type=float, default=None, help="stop once eval success >= this")
     p.add_argument("--torch-threads", type=int, default=1, help="0: torch's default (slower next to PhysX on 2 cores)")
+    p.add_argument("--obs-noise", type=float, default=0.0, metavar="SIGMA",
+                   help="Gaussian noise of std SIGMA added to each training observation after normalization "
+                        "(units of each dimension's std over the demos; 0: none)")
     p.add_argument("--ignore-obs", action="append", default=[], metavar="KEY",
                    help="leave the observation entry KEY out of the policy's input (held at its demo mean), "
                         "named as in the task's state_dict observation, e.g. agent/qvel (repeatable)")
@@ -76,11 +79,13 @@ def learner_parser(doc: str, hidden: int, out: str) -> argparse.ArgumentParser:
 
 
 def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: tuple[str, ...] = ()) -> None:
-    """p.error for any of the common sizes or `names` below 1 or a --import that fails;
-    imports the --import modules."""
+    """p.error for any of the common sizes or `names` below 1, a negative --obs-noise or a
+    --import that fails; imports the --import modules."""
     for name in ("steps", "batch_size", "eval_every", "eval_episodes", "eval_envs", "hidden", *names):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not args.obs_noise >= 0:
+        p.error(f"--obs-noise must be >= 0, got {args.obs_noise}")
     if args.max_demos is not None and args.max_demos < 1:
         p.error(f"--max-demos must be >= 1, got {args.max_demos}")
     try:
@@ -91,13 +96,8 @@ def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = learner_parser(__doc__, hidden=256, out="runs/bc")
-    p.add_argument("--obs-noise", type=float, default=0.0, metavar="SIGMA",
-                   help="Gaussian noise of std SIGMA added to each training observation after normalization "
-                        "(units of each dimension's std over the demos; 0: none)")
     args = p.parse_args(argv)
     check_positive(p, args)
-    if not args.obs_noise >= 0:
-        p.error(f"--obs-noise must be >= 0, got {args.obs_noise}")
     return args
 
 
@@ -266,11 +266,12 @@ def start_run(args: argparse.Namespace, script: str, title: str,
 
 def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, params,
         batch_loss: Callable[[torch.Generator], torch.Tensor],
-        checkpoint: Callable[[int], tuple[float, float]]) -> float:
+        checkpoint: Callable[[int], tuple[float, float]],
+        after_step: Callable[[int], None] | None = None) -> float:
     """The learners' loop: AdamW on `params` (--lr, cosine decay over --steps) minimizing
-    `batch_loss(gen)` (a seeded generator draws the batch); at step 0, every --eval-every
-    steps and at the end `checkpoint(step)` evaluates and saves the policy, returning
-    (success rate, mean return). Returns the last success rate."""
+    `batch_loss(gen)` (a seeded generator draws the batch), then `after_step(steps done)`;
+    at step 0, every --eval-every steps and at the end `checkpoint(step)` evaluates and
+    saves the policy, returning (success rate, mean return). Returns the last success rate."""
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=1e-6)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.steps)
     gen = torch.Generator().manual_seed(args.seed)
@@ -289,6 +290,8 @@ def fit(args: argparse.Namespace, log: RunLog, start: float, desc: str, params,
             optimizer.step()
             schedule.step()
             step += 1
+            if after_step is not None:
+                after_step(step)
             bar.update(1)
     log.summary.update(final_success=success, grad_steps=step, wall_s=round(time.perf_counter() - start, 2),
                        torch_threads=torch.get_num_threads())

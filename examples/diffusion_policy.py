@@ -11,16 +11,19 @@ observations (normalized) and a diffusion time step, and predicts the noise of a
 --action-horizon of them, starting at the current step, then plans again. Training is
 DDPM (squared-cosine schedule, 100 steps, epsilon prediction); acting samples with DDIM
 (--ddim-steps, deterministic, the initial noise from a seeded generator). The noise
-model is an MLP with a sinusoidal time embedding. Observations come from re-simulating the
-demos (examples/bc.py load_demos). The policy keeps per-env state (observation history,
-queued actions) and starts afresh in an env whose elapsed_steps is 0, so policy.pt is
-run by this file's from_env_var factory (from the repository root, as above), not by
-robosim.rollout.checkpoint. Writes <out>/log.csv, log.json, curve.png (its "env steps"
-axis counts gradient steps), policy.pt.
+model is an MLP with a sinusoidal time embedding. --obs-noise adds Gaussian noise to the
+normalized observations in training, as in examples/bc.py; --ema-decay evaluates and
+saves an exponential moving average of the weights instead of the weights themselves.
+Observations come from re-simulating the demos (examples/bc.py load_demos). The policy
+keeps per-env state (observation history, queued actions) and starts afresh in an env
+whose elapsed_steps is 0, so policy.pt is run by this file's from_env_var factory (from
+the repository root, as above), not by robosim.rollout.checkpoint. Writes <out>/log.csv,
+log.json, curve.png (its "env steps" axis counts gradient steps), policy.pt.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 import math
 import os
@@ -47,11 +50,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--action-horizon", type=int, default=8, help="actions executed per plan")
     p.add_argument("--pred-horizon", type=int, default=16, help="actions predicted per plan")
     p.add_argument("--ddim-steps", type=int, default=10, help=f"DDIM sampling steps (of {TRAIN_STEPS} DDPM steps)")
+    p.add_argument("--ema-decay", type=float, default=0.0, metavar="D",
+                   help="evaluate and save an exponential moving average of the weights, its decay after k "
+                        "steps min(D, 1 - (1 + k)^-0.75) (Chi et al.'s warm-up; they use D = 0.9999); "
+                        "0: the trained weights themselves")
     args = p.parse_args(argv)
     check_positive(p, args, ("obs_horizon", "action_horizon", "pred_horizon", "ddim_steps"))
     if args.obs_horizon - 1 + args.action_horizon > args.pred_horizon:
         p.error(f"--obs-horizon - 1 + --action-horizon must be <= --pred-horizon, got "
                 f"{args.obs_horizon} - 1 + {args.action_horizon} > {args.pred_horizon}")
+    if not 0 <= args.ema_decay < 1:
+        p.error(f"--ema-decay must be in [0, 1), got {args.ema_decay}")
     if args.ddim_steps > TRAIN_STEPS:
         p.error(f"--ddim-steps must be in [1, {TRAIN_STEPS}], got {args.ddim_steps}")
     return args
@@ -95,14 +104,19 @@ class DiffusionPolicy(nn.Module):
         span = (self.act_high - self.act_low).clamp(min=1e-6)
         return 2 * (actions - self.act_low) / span - 1
 
-    def loss(self, obs_window: torch.Tensor, chunk: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        """DDPM epsilon loss; obs_window (N, To, D) raw, chunk (N, Tp, A) raw actions."""
+    def loss(self, obs_window: torch.Tensor, chunk: torch.Tensor, gen: torch.Generator,
+             obs_noise: float = 0.0) -> torch.Tensor:
+        """DDPM epsilon loss; obs_window (N, To, D) raw, chunk (N, Tp, A) raw actions;
+        `obs_noise`: std of Gaussian noise added to the normalized observations (as BC's)."""
         x0 = self.scale(chunk).flatten(1)
         t = torch.randint(TRAIN_STEPS, (len(x0),), generator=gen)
         noise = torch.randn(x0.shape, generator=gen)
         ab = self.alpha_bar[t][:, None]
         xt = ab.sqrt() * x0 + (1 - ab).sqrt() * noise
-        return (self.model(xt, t, self.norm(obs_window).flatten(1)) - noise).square().mean()
+        cond = self.norm(obs_window)
+        if obs_noise > 0:   # drawn after the rest, so runs without it repeat the earlier ones bit for bit
+            cond = (cond + obs_noise * torch.randn(cond.shape, generator=gen)) * self.norm.keep
+        return (self.model(xt, t, cond.flatten(1)) - noise).square().mean()
 
     @torch.no_grad()
     def sample(self, obs_window: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -202,20 +216,30 @@ def main(argv=None) -> dict:
     model = DiffusionPolicy(torch.from_numpy(np.concatenate(demos.obs)),
                             torch.from_numpy(np.concatenate(demos.actions)), cfg, keep)
 
+    ema = copy.deepcopy(model) if args.ema_decay > 0 else None   # what is evaluated and saved, when on
+
     def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs_w), (args.batch_size,), generator=gen)
-        return model.loss(obs_w[idx], act_w[idx], gen)
+        return model.loss(obs_w[idx], act_w[idx], gen, args.obs_noise)
+
+    def average(step: int) -> None:
+        decay = min(args.ema_decay, 1 - (1 + step) ** -0.75)
+        with torch.no_grad():
+            for avg, weight in zip(ema.model.parameters(), model.model.parameters()):
+                avg.lerp_(weight, 1 - decay)
 
     def checkpoint(step: int) -> tuple[float, float]:
-        save(log.path("policy.pt"), model, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step,
-                                                            "demo_seeds": demos.seeds,
-                                                            "ignored_obs": args.ignore_obs})
-        model.eval()
-        result = run_eval(eval_env, ChunkedPolicy(eval_env, model, args.seed), args.eval_episodes, args.eval_seed)
-        model.train()
+        acting = model if ema is None else ema
+        save(log.path("policy.pt"), acting, eval_env, extra={"algo": "diffusion_policy", "grad_steps": step,
+                                                             "demo_seeds": demos.seeds,
+                                                             "ignored_obs": args.ignore_obs})
+        acting.eval()
+        result = run_eval(eval_env, ChunkedPolicy(eval_env, acting, args.seed), args.eval_episodes, args.eval_seed)
+        acting.train()
         return result
 
-    fit(args, log, start, f"DP {demos.task_id}", model.model.parameters(), batch_loss, checkpoint)
+    fit(args, log, start, f"DP {demos.task_id}", model.model.parameters(), batch_loss, checkpoint,
+        after_step=None if ema is None else average)
     eval_env.close()
     return log.summary
 

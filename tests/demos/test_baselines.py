@@ -146,3 +146,35 @@ def test_bc_on_twenty_reach_demos_beats_random_actions(tmp_path):
     # measured: 0.90 (18 of 20 episodes) against 0.10 for uniform random actions on the same seeds
     # (10 demos give 0.40: too few to cover the goal space)
     assert summary["final_success"] >= 0.7 and summary["final_success"] >= random_success + 0.5
+
+
+def _dp_weights(demos, out, *flags: str) -> dict[str, torch.Tensor]:
+    """The noise model's saved weights after one gradient step with `flags`."""
+    diffusion_policy.main(["--demos", demos[0], "--out", out, "--hidden", "64", "--steps", "1", "--eval-every", "1",
+                           "--eval-episodes", "1", "--eval-envs", "1", "--seed", "0", *flags])
+    state = torch.load(os.path.join(out, "policy.pt"), weights_only=True)["state_dict"]
+    return {k: v for k, v in state.items() if k.startswith("model.")}
+
+
+def test_diffusion_policy_saves_the_weight_average_with_its_warm_up(demos, tmp_path):
+    trained = _dp_weights(demos, str(tmp_path / "plain"))
+    # after one step the decay is min(D, 1 - 2^-0.75) = min(D, 0.405): D = 0.9999 gives the warm-up's
+    # 0.405, D = 0.2 gives 0.2; both are averages of the same initial and trained weights
+    warm = _dp_weights(demos, str(tmp_path / "warm"), "--ema-decay", "0.9999")
+    low = _dp_weights(demos, str(tmp_path / "low"), "--ema-decay", "0.2")
+    warm_decay = 1 - 2 ** -0.75
+    for key, weight in trained.items():
+        initial = (warm[key] - (1 - warm_decay) * weight) / warm_decay
+        assert not torch.allclose(initial, weight)          # one step moved every tensor
+        torch.testing.assert_close(low[key], 0.2 * initial + 0.8 * weight, rtol=0, atol=1e-5)
+
+
+def test_diffusion_policy_obs_noise_changes_training_and_bad_values_are_refused(demos, tmp_path, capsys):
+    plain = _dp_weights(demos, str(tmp_path / "plain"))
+    noisy = _dp_weights(demos, str(tmp_path / "noisy"), "--obs-noise", "0.05")
+    assert any(not torch.equal(plain[k], noisy[k]) for k in plain)
+    for flag, value, message in (("--obs-noise", "-0.1", "--obs-noise must be >= 0, got -0.1"),
+                                 ("--ema-decay", "1.0", "--ema-decay must be in [0, 1), got 1.0")):
+        with pytest.raises(SystemExit):
+            diffusion_policy.parse_args(["--demos", demos[0], flag, value])
+        assert message in capsys.readouterr().err
