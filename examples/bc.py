@@ -205,6 +205,11 @@ class Normalizer(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return (x - self.mean) / self.std * self.keep
 
+    def jitter(self, x: torch.Tensor, sigma: float, gen: torch.Generator) -> torch.Tensor:
+        """Normalized `x` plus Gaussian noise of std `sigma` (--obs-noise), the ignored
+        columns kept at 0: nearby states get the demo's label, smoother off its path."""
+        return (x + sigma * torch.randn(x.shape, generator=gen)) * self.keep
+
 
 def mlp(n_in: int, n_out: int, hidden: int, layers: int = 3) -> nn.Sequential:
     mods, width = [], n_in
@@ -313,8 +318,8 @@ def main(argv=None) -> dict:
     def batch_loss(gen: torch.Generator) -> torch.Tensor:
         idx = torch.randint(len(obs), (args.batch_size,), generator=gen)
         x = policy.norm(obs[idx])
-        if args.obs_noise > 0:   # nearby states get the demo's label: smoother off the demos' path
-            x = (x + args.obs_noise * torch.randn(x.shape, generator=gen)) * policy.norm.keep
+        if args.obs_noise > 0:
+            x = policy.norm.jitter(x, args.obs_noise, gen)
         return (policy.net(x) - act[idx]).square().mean()
 
     def checkpoint(step: int) -> tuple[float, float]:

@@ -115,7 +115,7 @@ class DiffusionPolicy(nn.Module):
         xt = ab.sqrt() * x0 + (1 - ab).sqrt() * noise
         cond = self.norm(obs_window)
         if obs_noise > 0:   # drawn after the rest, so runs without it repeat the earlier ones bit for bit
-            cond = (cond + obs_noise * torch.randn(cond.shape, generator=gen)) * self.norm.keep
+            cond = self.norm.jitter(cond, obs_noise, gen)
         return (self.model(xt, t, cond.flatten(1)) - noise).square().mean()
 
     @torch.no_grad()
