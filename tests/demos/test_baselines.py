@@ -178,3 +178,19 @@ def test_diffusion_policy_obs_noise_changes_training_and_bad_values_are_refused(
         with pytest.raises(SystemExit):
             diffusion_policy.parse_args(["--demos", demos[0], flag, value])
         assert message in capsys.readouterr().err
+
+
+def test_diffusion_policy_without_obs_noise_draws_only_the_diffusion_step_and_noise():
+    """What keeps runs made before --obs-noise repeatable: off, a loss draws from the
+    training generator exactly the time steps and the noise it drew before; on, more."""
+    cfg = {"obs_horizon": 2, "action_horizon": 8, "pred_horizon": 16, "ddim_steps": 10, "hidden": 32}
+    model = diffusion_policy.DiffusionPolicy(torch.randn(50, 5), torch.randn(50, 2), cfg)
+    obs, chunk = torch.randn(8, 2, 5), torch.randn(8, 16, 2)
+    expected = torch.Generator().manual_seed(0)
+    torch.randint(diffusion_policy.TRAIN_STEPS, (8,), generator=expected)
+    torch.randn((8, 32), generator=expected)
+    off, on = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    model.loss(obs, chunk, off, 0.0)
+    model.loss(obs, chunk, on, 0.05)
+    assert torch.equal(off.get_state(), expected.get_state())
+    assert not torch.equal(on.get_state(), expected.get_state())
