@@ -30,7 +30,7 @@ from robosim.agents import Requirements
 from robosim.core.rotations import quat_to_matrix
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy, carry_over_the_top
-from robosim_tasks.common import build_cube, place_on_ground
+from robosim_tasks.common import build_cube, place_on_ground, yaw_to_tcp
 
 CUBE_HALF = 0.02
 NEXT_TO = math.hypot(2 * CUBE_HALF, 2 * CUBE_HALF) + 0.005   # 6.16 cm, ManiSkill3's bound
@@ -127,9 +127,15 @@ class StackPyramidTask(Task):
         return torch.where(info["success"], torch.zeros_like(reward), reward - 10.0)
 
     def task_observations(self, info):
-        tcp = self.robot.tcp_pose()[:, :3]
+        tcp_pose = self.robot.tcp_pose()
+        tcp = tcp_pose[:, :3]
         pose_a, pose_b, pose_c = (c.pose() for c in (self.cube_a, self.cube_b, self.cube_c))
+        stage2, held, place = stage_plan(self.robot, tcp_pose, pose_a, pose_b, pose_c, self.apex())
         return {
+            "stage": stage2.float().unsqueeze(1),
+            "held_yaw_to_tcp": yaw_to_tcp(held, tcp_pose),
+            "tcp_to_held_pos": held[:, :3] - tcp,
+            "held_to_place_pos": place - held[:, :3],
             "cube_a_pose": pose_a,
             "cube_b_pose": pose_b,
             "cube_c_pose": pose_c,
@@ -169,32 +175,37 @@ class StackPyramidPolicy(PickAndPlacePolicy):
     def act(self):
         task = self.task
         # read once per step; object_pose() and place_target(), called by super().act(), use them
-        self._a, self._b, self._c = (cube.pose() for cube in (task.cube_a, task.cube_b, task.cube_c))
-        pos_a, pos_b, pos_c = self._a[:, :3], self._b[:, :3], self._c[:, :3]
-        self._tcp_pose = self.robot.tcp_pose()
-        tcp = self._tcp_pose[:, :3]
-        a_placed = (((pos_a - pos_b)[:, :2].norm(dim=1) <= NEXT_TO) & ((pos_a - pos_b)[:, 2].abs() < 0.005)
-                    & ~self.robot.is_between_jaws(pos_a, CUBE_HALF))
-        over_a = ((tcp - pos_a)[:, :2].norm(dim=1) < 0.02) & (tcp[:, 2] < pos_a[:, 2] + 0.05)
-        c_down = pos_c[:, 2] < pos_b[:, 2] + 0.01
-        self._stage2 = a_placed & ~(over_a & c_down)
+        a, b, c = (cube.pose() for cube in (task.cube_a, task.cube_b, task.cube_c))
+        self._stage2, self._held, self._place = stage_plan(self.robot, self.robot.tcp_pose(), a, b, c, task.apex())
         return super().act()
 
     def object_pose(self):
-        return torch.where(self._stage2.unsqueeze(1), self._c, self._a)
+        return self._held
 
     def place_target(self):
-        pos_a, pos_b, pos_c = self._a[:, :3], self._b[:, :3], self._c[:, :3]
-        # stage 1: the spot beside B, across the jaws (the tcp's y axis) on the side clear of C
-        jaws = quat_to_matrix(self._tcp_pose[:, 3:])[:, :2, 1]   # (N, 2)
-        across = torch.stack([-jaws[:, 1], jaws[:, 0]], dim=1)
-        across = across / across.norm(dim=1, keepdim=True).clamp(min=1e-6)
-        spots = pos_b[:, None, :2] + SIDE_GAP * torch.stack([across, -across], dim=1)   # (N, 2, 2)
-        clear = (spots - pos_c[:, None, :2]).norm(dim=2).clamp(max=0.09)
-        best = spots[torch.arange(len(spots)), (10.0 * clear - spots.norm(dim=2)).argmax(dim=1)]
-        spot = torch.cat([best, pos_b[:, 2:3] + 0.002], 1)
-        apex = self.task.apex() + pos_a.new_tensor([0.0, 0.0, 0.003])
-        stage2 = self._stage2.unsqueeze(1)
-        place = torch.where(stage2, apex, spot)
-        held = torch.where(stage2, pos_c, pos_a)
-        return carry_over_the_top(place, held, CUBE_HALF, self.CARRY_ABOVE, self.CARRY_Z)
+        return carry_over_the_top(self._place, self._held[:, :3], CUBE_HALF, self.CARRY_ABOVE, self.CARRY_Z)
+
+
+def stage_plan(robot, tcp_pose: torch.Tensor, pose_a: torch.Tensor, pose_b: torch.Tensor, pose_c: torch.Tensor,
+               apex: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The scripted solution's reading of the state (StackPyramidPolicy's rules), also the
+    observation's stage entries: (stage2 bool (N,): C's turn; held float32 (N, 7): the pose
+    of the cube to move now, A or C; place float32 (N, 3): where that cube's centre is to
+    rest, the spot SIDE_GAP from B across the jaws on the side clear of C, or 3 mm over
+    the apex `apex` (N, 3) of A and B). Poses (N, 7) env frame, m, quaternion wxyz."""
+    pos_a, pos_b, pos_c, tcp = pose_a[:, :3], pose_b[:, :3], pose_c[:, :3], tcp_pose[:, :3]
+    a_placed = (((pos_a - pos_b)[:, :2].norm(dim=1) <= NEXT_TO) & ((pos_a - pos_b)[:, 2].abs() < 0.005)
+                & ~robot.is_between_jaws(pos_a, CUBE_HALF))
+    over_a = ((tcp - pos_a)[:, :2].norm(dim=1) < 0.02) & (tcp[:, 2] < pos_a[:, 2] + 0.05)
+    c_down = pos_c[:, 2] < pos_b[:, 2] + 0.01
+    stage2 = a_placed & ~(over_a & c_down)
+    # stage 1: the spot beside B, across the jaws (the tcp's y axis) on the side clear of C
+    jaws = quat_to_matrix(tcp_pose[:, 3:])[:, :2, 1]   # (N, 2)
+    across = torch.stack([-jaws[:, 1], jaws[:, 0]], dim=1)
+    across = across / across.norm(dim=1, keepdim=True).clamp(min=1e-6)
+    spots = pos_b[:, None, :2] + SIDE_GAP * torch.stack([across, -across], dim=1)   # (N, 2, 2)
+    clear = (spots - pos_c[:, None, :2]).norm(dim=2).clamp(max=0.09)
+    best = spots[torch.arange(len(spots)), (10.0 * clear - spots.norm(dim=2)).argmax(dim=1)]
+    spot = torch.cat([best, pos_b[:, 2:3] + 0.002], 1)
+    place = torch.where(stage2.unsqueeze(1), apex + pos_a.new_tensor([0.0, 0.0, 0.003]), spot)
+    return stage2, torch.where(stage2.unsqueeze(1), pose_c, pose_a), place
