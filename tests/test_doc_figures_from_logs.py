@@ -102,11 +102,14 @@ def test_imitation_tables_per_seed_cells_match_the_logs():
 def test_imitation_tables_one_run_per_row_match_the_logs():
     """Rows of docs/imitation.md that name one run's log directory and give its eval
     success at each evaluation ("0.69, 0.80, **0.89**", from step 0 or after it): the
-    cell equals the log (the PushT lane and StackCube Diffusion Policy tables among them)."""
+    cell equals the log (the PushT lane, StackCube Diffusion Policy and StackPyramid stage
+    tables among them)."""
     checked = []
     for match, series in _series_rows(ONE_RUN):
         if len(series) == 1:
             _assert_cell_equals_log(series[0], match["run"], may_show_step0=True)
             checked.append(match["run"])
     assert {"pusht_bc_lane_s0", "pusht_bc_lane_s1", "pusht_bc_lane_s2", "stack_dp60k_ah15_noise_ema_s0",
-            "stack_dp60k_ah15_noise_ema_s1", "stack_dp60k_ah15_noise_ema_s2"} <= set(checked), checked
+            "stack_dp60k_ah15_noise_ema_s1", "stack_dp60k_ah15_noise_ema_s2", "pyramid_bc_stage_dart300_s0",
+            "pyramid_bc_stage_dart300_s1", "pyramid_bc_stage_dart300_s2", "pyramid_bc_stage_noplace_select_s0"} \
+        <= set(checked), checked
