@@ -111,5 +111,6 @@ def test_imitation_tables_one_run_per_row_match_the_logs():
             checked.append(match["run"])
     assert {"pusht_bc_lane_s0", "pusht_bc_lane_s1", "pusht_bc_lane_s2", "stack_dp60k_ah15_noise_ema_s0",
             "stack_dp60k_ah15_noise_ema_s1", "stack_dp60k_ah15_noise_ema_s2", "pyramid_bc_stage_dart300_s0",
-            "pyramid_bc_stage_dart300_s1", "pyramid_bc_stage_dart300_s2", "pyramid_bc_stage_noplace_select_s0"} \
+            "pyramid_bc_stage_dart300_s1", "pyramid_bc_stage_dart300_s2", "pyramid_bc_stage_noplace_select_s0",
+            "pick_xarm7_bc_noqvel_s0", "pick_xarm7_bc_noqvel_s1", "pick_xarm7_bc_noqvel_s2"} \
         <= set(checked), checked

@@ -26,7 +26,10 @@ class GripperSpec:
     values between interpolate linearly. `width_closed` / `width_open` (m) are the gap
     between the jaws at those targets: `Robot.gripper_width` interpolates between them,
     except for two prismatic fingers (`width_is_joint_sum`), whose gap is exactly the
-    sum of the two finger positions."""
+    sum of the two finger positions. `hold` is the command (in [-1, 1]) scripted
+    solutions keep a grasped object still at its target with (robosim.envs.solutions.
+    PickAndPlacePolicy): -1, the full squeeze, unless a robot's squeeze makes PhysX
+    report joint speeds on an arm that stands still."""
 
     joints: tuple[str, ...]
     closed: float
@@ -39,6 +42,7 @@ class GripperSpec:
     force_limit: float | None = None
     pad_links: tuple[str, ...] = ()      # links that get `pad_material`
     pad_material: tuple[float, float, float] = (2.0, 2.0, 0.0)   # static, dynamic friction, restitution
+    hold: float = -1.0
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,10 @@ class RobotSpec:
         if self.mobile_base is not None and len(self.mobile_base.joints) != 3:
             raise ValueError(f"RobotSpec.mobile_base.joints of {self.name!r} must name 3 joints (x, y, yaw), "
                              f"got {self.mobile_base.joints!r}")
+        hold = self.gripper.hold if self.gripper is not None else -1.0
+        if not (isinstance(hold, (int, float)) and -1 <= hold <= 1):
+            raise ValueError(f"RobotSpec.gripper.hold of {self.name!r} must be a number in [-1, 1] (a gripper "
+                             f"command), got {self.gripper.hold!r}")
         self._validate_joint_gains()
         if len(self.base_position) != 3 or len(self.base_quat) != 4 or len(self.tcp_offset) != 3:
             raise ValueError(f"RobotSpec of {self.name!r}: base_position and tcp_offset need 3 values and "

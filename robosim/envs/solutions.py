@@ -183,7 +183,9 @@ class PickAndPlacePolicy(PhasePolicy):
     - released (`release`): the object within `released_within` (15 mm) of the target
       and not held; open until the gap is within 5 mm of the open gap, then rise to 8 cm
       above the target, keeping the tcp's xy. A held object within 6 mm of the target is
-      let go."""
+      let go;
+    - held at the target (`release = False`, within 1 cm): the gripper command is the
+      robot's `spec.gripper.hold` (-1, the full squeeze, for most robots)."""
 
     lift = 0.08        # m above the object's centre to approach from
     release = False    # True: open and rise after placing
@@ -247,6 +249,9 @@ class PickAndPlacePolicy(PhasePolicy):
         grasp_rot = torch.where(keep, quat_to_matrix(tcp_pose[:, 3:].double()),
                                 grasp_rotation(yaw, symmetry=2 * math.pi))
         gripper = torch.where((phase == 2) | (phase == 3), -1.0, 1.0)
+        if not self.release:   # held at the target: the robot's hold command (RobotSpec.gripper.hold)
+            at_target = holding & ((cube_pos - place).norm(dim=1) < 0.01)
+            gripper = torch.where(at_target, robot.spec.gripper.hold, gripper)
         return ee_action(robot, target, grasp_rot, gripper), phase
 
 

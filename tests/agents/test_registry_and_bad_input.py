@@ -2,6 +2,7 @@
 the errors for bad robot input, raised before any scene is built."""
 from __future__ import annotations
 
+import dataclasses
 import sys
 import textwrap
 
@@ -180,3 +181,8 @@ def test_inconsistent_spec_is_refused_at_registration(tmp_path):
     with pytest.raises(ValueError, match=r"ee_max_rot of 'toy_arm_bad' must be < pi / sqrt\(3\) rad .*got 2.0"):
         register_robot(RobotSpec(**{**good.__dict__, "ee_max_rot": 2.0}))
     assert "toy_arm_bad" not in robosim.list_robots()
+    panda = get_robot_spec("panda")
+    squeeze = dataclasses.replace(panda.gripper, hold=-1.5)
+    with pytest.raises(ValueError, match=r"gripper.hold of 'panda_bad' must be a number in \[-1, 1\].*got -1.5"):
+        register_robot(RobotSpec(**{**panda.__dict__, "name": "panda_bad", "gripper": squeeze}))
+    assert "panda_bad" not in robosim.list_robots()
