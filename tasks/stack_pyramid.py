@@ -15,6 +15,10 @@ the ground) pays reaching C + C grasped + 2 * (1 - tanh(5 * C-to-apex distance))
 top and released; the sum is shifted down by 10, so every non-success step pays <= -1,
 and exactly 0 on the success step. Sparse: -1 per step, 0 on success (the Task default).
 
+Observation (besides the cube poses and their offsets): `stage` (1 once it is C's turn),
+`tcp_to_held_pos`, `held_yaw_to_tcp` and `held_to_place_pos` for the cube to move now and
+where it is to rest, from `stage_plan`, the scripted solution's own reading of the state.
+
 No task state beyond the physics. Scripted solution (`solution_policy`, pd_ee_delta_pose),
 a function of the current state alone (no phase or timer kept between steps): pick A,
 set it 5.2 cm from B across the jaws, pick C, set it on the pair's apex. Measured over
@@ -26,7 +30,7 @@ import math
 
 import torch
 
-from robosim.agents import Requirements
+from robosim.agents import Requirements, Robot
 from robosim.core.rotations import quat_to_matrix
 from robosim.envs import Task, register_task
 from robosim.envs.solutions import PickAndPlacePolicy, carry_over_the_top
@@ -186,7 +190,7 @@ class StackPyramidPolicy(PickAndPlacePolicy):
         return carry_over_the_top(self._place, self._held[:, :3], CUBE_HALF, self.CARRY_ABOVE, self.CARRY_Z)
 
 
-def stage_plan(robot, tcp_pose: torch.Tensor, pose_a: torch.Tensor, pose_b: torch.Tensor, pose_c: torch.Tensor,
+def stage_plan(robot: Robot, tcp_pose: torch.Tensor, pose_a: torch.Tensor, pose_b: torch.Tensor, pose_c: torch.Tensor,
                apex: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The scripted solution's reading of the state (StackPyramidPolicy's rules), also the
     observation's stage entries: (stage2 bool (N,): C's turn; held float32 (N, 7): the pose

@@ -198,7 +198,7 @@ class RobotSpec:
         hold = self.gripper.hold if self.gripper is not None else -1.0
         if not (isinstance(hold, (int, float)) and -1 <= hold <= 1):
             raise ValueError(f"RobotSpec.gripper.hold of {self.name!r} must be a number in [-1, 1] (a gripper "
-                             f"command), got {self.gripper.hold!r}")
+                             f"command), got {hold!r}")
         self._validate_joint_gains()
         if len(self.base_position) != 3 or len(self.base_quat) != 4 or len(self.tcp_offset) != 3:
             raise ValueError(f"RobotSpec of {self.name!r}: base_position and tcp_offset need 3 values and "

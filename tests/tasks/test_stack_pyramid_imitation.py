@@ -1,5 +1,5 @@
-"""What made StackPyramid-v1 imitable (docs/imitation.md, "StackPyramid: the stage in the
-observation"): its observation names the stage (A's turn, then C's), the cube to move
+"""What made StackPyramid-v1 imitable (docs/imitation.md, "StackPyramid: the stage and its
+target in the observation"): its observation names the stage (A's turn, then C's), the cube to move
 now and where it is to rest, the scripted solution's own reading of the state. Checked
 against the cubes' poses along whole scripted episodes (real SAPIEN physics)."""
 from __future__ import annotations
