@@ -112,8 +112,7 @@ class StackPyramidTask(Task):
 
     def apex(self) -> torch.Tensor:
         """float32 (N, 3): where C's centre rests on A and B (env frame, m)."""
-        mid = (self.cube_a.pose()[:, :3] + self.cube_b.pose()[:, :3]) / 2
-        return mid + mid.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
+        return apex_of(self.cube_a.pose()[:, :3], self.cube_b.pose()[:, :3])
 
     def dense_reward(self, info):
         tcp = self.robot.tcp_pose()[:, :3]
@@ -134,7 +133,7 @@ class StackPyramidTask(Task):
         tcp_pose = self.robot.tcp_pose()
         tcp = tcp_pose[:, :3]
         pose_a, pose_b, pose_c = (c.pose() for c in (self.cube_a, self.cube_b, self.cube_c))
-        stage2, held, place = stage_plan(self.robot, tcp_pose, pose_a, pose_b, pose_c, self.apex())
+        stage2, held, place = stage_plan(self.robot, tcp_pose, pose_a, pose_b, pose_c)
         return {
             "stage": stage2.float().unsqueeze(1),
             "held_yaw_to_tcp": yaw_to_tcp(held, tcp_pose),
@@ -180,7 +179,7 @@ class StackPyramidPolicy(PickAndPlacePolicy):
         task = self.task
         # read once per step; object_pose() and place_target(), called by super().act(), use them
         a, b, c = (cube.pose() for cube in (task.cube_a, task.cube_b, task.cube_c))
-        self._stage2, self._held, self._place = stage_plan(self.robot, self.robot.tcp_pose(), a, b, c, task.apex())
+        self._stage2, self._held, self._place = stage_plan(self.robot, self.robot.tcp_pose(), a, b, c)
         return super().act()
 
     def object_pose(self):
@@ -190,13 +189,20 @@ class StackPyramidPolicy(PickAndPlacePolicy):
         return carry_over_the_top(self._place, self._held[:, :3], CUBE_HALF, self.CARRY_ABOVE, self.CARRY_Z)
 
 
-def stage_plan(robot: Robot, tcp_pose: torch.Tensor, pose_a: torch.Tensor, pose_b: torch.Tensor, pose_c: torch.Tensor,
-               apex: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def apex_of(pos_a: torch.Tensor, pos_b: torch.Tensor) -> torch.Tensor:
+    """float32 (N, 3): where C's centre rests on A and B at centres pos_a, pos_b (N, 3)
+    (env frame, m): their midpoint raised by a cube's width."""
+    mid = (pos_a + pos_b) / 2
+    return mid + mid.new_tensor([0.0, 0.0, 2 * CUBE_HALF])
+
+
+def stage_plan(robot: Robot, tcp_pose: torch.Tensor, pose_a: torch.Tensor, pose_b: torch.Tensor,
+               pose_c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The scripted solution's reading of the state (StackPyramidPolicy's rules), also the
     observation's stage entries: (stage2 bool (N,): C's turn; held float32 (N, 7): the pose
     of the cube to move now, A or C; place float32 (N, 3): where that cube's centre is to
     rest, the spot SIDE_GAP from B across the jaws on the side clear of C, or 3 mm over
-    the apex `apex` (N, 3) of A and B). Poses (N, 7) env frame, m, quaternion wxyz."""
+    the apex of A and B, apex_of). Poses (N, 7) env frame, m, quaternion wxyz."""
     pos_a, pos_b, pos_c, tcp = pose_a[:, :3], pose_b[:, :3], pose_c[:, :3], tcp_pose[:, :3]
     a_placed = (((pos_a - pos_b)[:, :2].norm(dim=1) <= NEXT_TO) & ((pos_a - pos_b)[:, 2].abs() < 0.005)
                 & ~robot.is_between_jaws(pos_a, CUBE_HALF))
@@ -211,5 +217,5 @@ def stage_plan(robot: Robot, tcp_pose: torch.Tensor, pose_a: torch.Tensor, pose_
     clear = (spots - pos_c[:, None, :2]).norm(dim=2).clamp(max=0.09)
     best = spots[torch.arange(len(spots)), (10.0 * clear - spots.norm(dim=2)).argmax(dim=1)]
     spot = torch.cat([best, pos_b[:, 2:3] + 0.002], 1)
-    place = torch.where(stage2.unsqueeze(1), apex + pos_a.new_tensor([0.0, 0.0, 0.003]), spot)
+    place = torch.where(stage2.unsqueeze(1), apex_of(pos_a, pos_b) + pos_a.new_tensor([0.0, 0.0, 0.003]), spot)
     return stage2, torch.where(stage2.unsqueeze(1), pose_c, pose_a), place
